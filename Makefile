@@ -1,0 +1,106 @@
+# smbdirect-preload — build, test and install.
+# Sources are discovered per folder; each folder is one module (see README "Layout").
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SAN     ?=
+OPT     ?= -O2
+
+WARN     = -Wall -Wextra -Werror
+INCLUDES = -Icommon -Itransport -Iportmap -Ipreload
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) $(INCLUDES)
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+RDMA_LIBS = -lrdmacm -libverbs
+LIBS      = $(RDMA_LIBS) -lpthread -ldl
+
+CORE_SRC  = $(wildcard common/*.c transport/*.c transport/soft/*.c transport/verbs/*.c portmap/*.c)
+SHIM_SRC  = $(wildcard preload/*.c)
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC  = $(wildcard tests/unit/test_*.c)
+UNIT_HELP = $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
+FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
+
+.PHONY: deps all tests test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
+all: $(BUILD)/libsmbdirect-core.a $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect tests
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC   $<"
+	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# The preload library: the shim over the core, no symbol versions added.
+$(BUILD)/libsmbdirect.so: $(SHIM_OBJ) $(CORE_OBJ)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/smbdirect: tools/smbdirect.in
+	@mkdir -p $(dir $@)
+	sed 's|@LIBDIR@|$(abspath $(BUILD))|' $< > $@ && chmod +x $@
+
+# Unit tests link the core library and the test helpers; only test_shim_* also link
+# the shim's objects (which interpose connect() and friends).
+tests: $(UNIT_BIN)
+UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-core.a
+$(BUILD)/tests/test_shim_%: tests/unit/test_shim_%.c $(SHIM_OBJ) $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK $@"
+	@$(CC) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+$(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK $@"
+	@$(CC) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+
+# Every test tier that needs no VM; ends with "N passed, N failed, N skipped".
+test: all
+	scripts/run-tests
+
+test-unit: all
+	scripts/run-tests unit
+
+test-bats: all
+	scripts/run-tests bats
+
+# Installs the build/test/demo dependencies (root, Debian 12, apt-get).
+deps:
+	scripts/install-deps
+
+demo: all
+	scripts/demo
+
+bench-engine: all
+	scripts/bench-engine
+
+bench: all
+	scripts/bench-engine
+	scripts/bench
+
+fuzz:
+	scripts/fuzz
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 0755 $(BUILD)/libsmbdirect.so $(DESTDIR)$(PREFIX)/lib/libsmbdirect.so
+	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	sed 's|@LIBDIR@|$(PREFIX)/lib|' tools/smbdirect.in > $(DESTDIR)$(PREFIX)/bin/smbdirect
+	chmod 0755 $(DESTDIR)$(PREFIX)/bin/smbdirect
+	install -m 0644 docs/smbdirect.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

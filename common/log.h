@@ -1,0 +1,24 @@
+/* common/log.h — the one logging module: levelled messages to stderr.
+ * Level comes from SMBDIRECT_LOG=debug|info|warn|error (default warn). */
+#ifndef SMBDIRECT_LOG_H
+#define SMBDIRECT_LOG_H
+
+enum sd_log_level { SD_LOG_DEBUG = 0, SD_LOG_INFO, SD_LOG_WARN, SD_LOG_ERROR, SD_LOG_OFF };
+
+/* Reads SMBDIRECT_LOG. Returns 0, or -1 after printing an error naming the
+ * variable when its value is invalid (the level then stays at warn). */
+int sd_log_init_from_env(void);
+void sd_log_set_level(enum sd_log_level level);
+enum sd_log_level sd_log_get_level(void);
+/* Parses "debug|info|warn|error"; returns -1 for anything else. */
+int sd_log_parse_level(const char *s, enum sd_log_level *out);
+
+void sd_log(enum sd_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define sd_debug(...) do { if (sd_log_get_level() <= SD_LOG_DEBUG) sd_log(SD_LOG_DEBUG, __VA_ARGS__); } while (0)
+#define sd_info(...)  sd_log(SD_LOG_INFO, __VA_ARGS__)
+#define sd_warn(...)  sd_log(SD_LOG_WARN, __VA_ARGS__)
+#define sd_error(...) sd_log(SD_LOG_ERROR, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,162 @@
+/* portmap/portmap.c — strict parsing of SMBDIRECT_PORTS and SMBDIRECT_PORTMAP and
+ * the SMB Direct port lookup (DESIGN.md "Ports": iWARP 5445, IB/RoCE 445). */
+#include "portmap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char PORTS_VAR[] = "SMBDIRECT_PORTS";
+static const char MAP_VAR[] = "SMBDIRECT_PORTMAP";
+
+/* A token of the comma-separated list: [start, start+len) with blanks trimmed. */
+struct pm_token {
+    const char *start;
+    size_t len;
+};
+
+static void pm_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void pm_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Advances *pos past the next token; 1 when a token was produced, 0 at the end. */
+static int pm_next_token(const char **pos, struct pm_token *t)
+{
+    const char *p = *pos, *end;
+
+    if (!p)
+        return 0;
+    end = strchr(p, ',');
+    if (!end)
+        end = p + strlen(p);
+    *pos = *end ? end + 1 : NULL;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    t->start = p;
+    t->len = (size_t)(end - p);
+    return 1;
+}
+
+/* Parses a decimal port 1..65535 from exactly [s, s+len). 0 or -1. */
+static int pm_parse_port(const char *s, size_t len, uint16_t *out)
+{
+    unsigned long v = 0;
+
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+        if (v > 65535)
+            return -1;
+    }
+    if (v == 0)
+        return -1;
+    *out = (uint16_t)v;
+    return 0;
+}
+
+int pm_parse_ports(const char *spec, struct pm_ports *out, char *err, size_t errlen)
+{
+    const char *pos = spec;
+    struct pm_token t;
+    uint16_t port;
+
+    out->n = 0;
+    if (!spec || !*spec) {
+        pm_fail(err, errlen, "%s is empty: give TCP ports like \"445\" or \"445,8445\"", PORTS_VAR);
+        return -1;
+    }
+    while (pm_next_token(&pos, &t)) {
+        if (pm_parse_port(t.start, t.len, &port) < 0) {
+            pm_fail(err, errlen, "%s: '%.*s' is not a port number 1..65535", PORTS_VAR,
+                    (int)(t.len > 64 ? 64 : t.len), t.start);
+            return -1;
+        }
+        if (pm_ports_contains(out, port)) {
+            pm_fail(err, errlen, "%s: port %u is listed twice", PORTS_VAR, port);
+            return -1;
+        }
+        if (out->n == PM_MAX_ENTRIES) {
+            pm_fail(err, errlen, "%s: more than %d ports", PORTS_VAR, PM_MAX_ENTRIES);
+            return -1;
+        }
+        out->port[out->n++] = port;
+    }
+    return 0;
+}
+
+/* The map entry for tcp_port, or -1. */
+static int pm_map_find(const struct pm_map *m, uint16_t tcp_port)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->e[i].tcp == tcp_port)
+            return i;
+    return -1;
+}
+
+int pm_parse_map(const char *spec, struct pm_map *out, char *err, size_t errlen)
+{
+    const char *pos = spec;
+    struct pm_token t;
+    uint16_t tcp, rdma;
+
+    out->n = 0;
+    if (!spec || !*spec)
+        return 0;
+    while (pm_next_token(&pos, &t)) {
+        const char *colon = memchr(t.start, ':', t.len);
+        size_t tcp_len = colon ? (size_t)(colon - t.start) : 0;
+
+        if (!colon || pm_parse_port(t.start, tcp_len, &tcp) < 0 ||
+            pm_parse_port(colon + 1, t.len - tcp_len - 1, &rdma) < 0) {
+            pm_fail(err, errlen,
+                    "%s: '%.*s' is not tcpport:rdmaport with ports 1..65535 (e.g. \"445:5445\")",
+                    MAP_VAR, (int)(t.len > 64 ? 64 : t.len), t.start);
+            return -1;
+        }
+        if (pm_map_find(out, tcp) >= 0) {
+            pm_fail(err, errlen, "%s: TCP port %u is mapped twice", MAP_VAR, tcp);
+            return -1;
+        }
+        if (out->n == PM_MAX_ENTRIES) {
+            pm_fail(err, errlen, "%s: more than %d entries", MAP_VAR, PM_MAX_ENTRIES);
+            return -1;
+        }
+        out->e[out->n].tcp = tcp;
+        out->e[out->n].rdma = rdma;
+        out->n++;
+    }
+    return 0;
+}
+
+int pm_ports_contains(const struct pm_ports *p, uint16_t port)
+{
+    for (int i = 0; i < p->n; i++)
+        if (p->port[i] == port)
+            return 1;
+    return 0;
+}
+
+uint16_t pm_rdma_port(const struct pm_map *m, uint16_t tcp_port, int is_iwarp)
+{
+    int i = m ? pm_map_find(m, tcp_port) : -1;
+
+    if (i >= 0)
+        return m->e[i].rdma;
+    /* MS-SMB2 2.1: SMB Direct listens on 5445 over iWARP, on 445 over IB/RoCE. */
+    return is_iwarp ? PM_IWARP_DEFAULT_PORT : tcp_port;
+}

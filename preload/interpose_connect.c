@@ -1,0 +1,15 @@
+/* preload/interpose_connect.c — connect(2): tunneled over SMB Direct when
+ * shim_tunnel_connect decides so, else the real connect with the same arguments. */
+#include <sys/socket.h>
+
+#include "shim_symbols.h"
+#include "shim_tunnel.h"
+
+int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+    int rc;
+
+    if (shim_tunnel_connect(fd, addr.__sockaddr__, len, &rc))
+        return rc;
+    return shim_real()->connect(fd, addr.__sockaddr__, len);
+}

@@ -1,0 +1,15 @@
+/* preload/interpose_getsockopt.c — getsockopt(2): tunneled fds answer like TCP
+ * sockets (see shim_sockopt.c); everything else is the real call. */
+#include <sys/socket.h>
+
+#include "shim_sockopt.h"
+#include "shim_symbols.h"
+
+int getsockopt(int fd, int level, int name, void *__restrict val, socklen_t *__restrict len)
+{
+    int rc;
+
+    if (shim_sockopt_get(fd, level, name, val, len, &rc))
+        return rc;
+    return shim_real()->getsockopt(fd, level, name, val, len);
+}

@@ -1,0 +1,15 @@
+/* preload/interpose_setsockopt.c — setsockopt(2): tunneled fds accept TCP/IP-level
+ * options (see shim_sockopt.c); everything else is the real call. */
+#include <sys/socket.h>
+
+#include "shim_sockopt.h"
+#include "shim_symbols.h"
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+    int rc;
+
+    if (shim_sockopt_set(fd, level, name, val, len, &rc))
+        return rc;
+    return shim_real()->setsockopt(fd, level, name, val, len);
+}

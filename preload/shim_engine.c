@@ -1,0 +1,149 @@
+/* preload/shim_engine.c — the engine thread: one sd_loop per process, run on a thread
+ * with every signal blocked (the program's handlers never run on it and its syscalls
+ * are never interrupted); tunnels are handed over with sd_loop_post and bridged with
+ * smbd_bridge_start. */
+#include "shim_engine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sd_loop.h"
+#include "shim_symbols.h"
+#include "smbd_bridge.h"
+
+struct shim_tunnel_job {
+    struct sd_loop *loop;
+    struct smbd_link *link;
+    int engine_fd;
+    struct shim_fd_key app_key;
+};
+
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sd_loop *engine_loop; /* NULL until started in this process */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&engine_lock);
+    shim_fdtable_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+    shim_fdtable_atfork_parent();
+    pthread_mutex_unlock(&engine_lock);
+}
+
+/* The child has no engine thread: the parent's loop (its epoll fd is shared with the
+ * parent) must never be touched here, so it is forgotten, not freed. */
+static void atfork_child(void)
+{
+    shim_fdtable_atfork_child();
+    engine_loop = NULL;
+    pthread_mutex_unlock(&engine_lock);
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void *engine_main(void *arg)
+{
+    struct sd_loop *loop = arg;
+    int rc;
+
+    shim_guard_enter(); /* every socket call on this thread is the engine's own */
+    rc = sd_loop_run(loop);
+    sd_error("engine loop stopped (%s): open SMB Direct tunnels of this process are dead",
+             strerror(rc < 0 ? -rc : EIO));
+    return NULL;
+}
+
+/* Caller holds engine_lock. */
+static int start_engine(void)
+{
+    sigset_t all, old;
+    pthread_t tid;
+    pthread_attr_t attr;
+    struct sd_loop *loop = sd_loop_new();
+    int rc;
+
+    if (!loop)
+        return -ENOMEM;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits the full mask */
+    rc = pthread_create(&tid, &attr, engine_main, loop);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        sd_loop_free(loop);
+        return -rc;
+    }
+    engine_loop = loop;
+    sd_debug("engine thread started");
+    return 0;
+}
+
+int shim_engine_ensure(void)
+{
+    int rc = 0;
+
+    pthread_once(&atfork_once, register_atfork);
+    pthread_mutex_lock(&engine_lock);
+    if (!engine_loop)
+        rc = start_engine();
+    pthread_mutex_unlock(&engine_lock);
+    return rc;
+}
+
+static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
+{
+    struct shim_tunnel_job *job = ctx;
+
+    sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered",
+            err ? strerror(-err) : "closed by the program",
+            (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
+            (unsigned long long)st->smbd.msgs_delivered,
+            (unsigned long long)st->smbd.bytes_delivered);
+    shim_fdtable_tunnel_ended(&job->app_key, err);
+    free(job);
+}
+
+/* Runs on the engine thread. */
+static void start_bridge(void *ctx)
+{
+    struct shim_tunnel_job *job = ctx;
+
+    if (!smbd_bridge_start(job->loop, job->link, job->engine_fd, tunnel_ended, job)) {
+        sd_error("cannot start the SMB Direct bridge: the tunnel is closed");
+        shim_fdtable_tunnel_ended(&job->app_key, -ECONNRESET);
+        free(job);
+    }
+}
+
+int shim_engine_attach(struct smbd_link *link, int engine_fd, const struct shim_fd_key *app_key)
+{
+    struct shim_tunnel_job *job = malloc(sizeof(*job));
+    int rc = -ENOMEM;
+
+    if (job) {
+        pthread_mutex_lock(&engine_lock);
+        *job = (struct shim_tunnel_job){ engine_loop, link, engine_fd, *app_key };
+        rc = engine_loop ? sd_loop_post(engine_loop, start_bridge, job) : -ESRCH;
+        pthread_mutex_unlock(&engine_lock);
+        if (rc == 0)
+            return 0;
+    }
+    free(job);
+    smbd_link_free(link);
+    close(engine_fd);
+    return rc;
+}

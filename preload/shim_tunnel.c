@@ -1,0 +1,316 @@
+/* preload/shim_tunnel.c — decides at connect() whether to tunnel (DESIGN.md "connect()
+ * semantics"), dials SMB Direct synchronously, swaps the program's fd for a socketpair
+ * end (DESIGN.md "Why a socketpair swap") and hands the other end to the engine; on
+ * failure falls back to TCP or fails with the real error per SMBDIRECT_FALLBACK. */
+#include "shim_tunnel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sd_addr.h"
+#include "shim_config.h"
+#include "shim_engine.h"
+#include "shim_fdtable.h"
+#include "shim_sockopt.h"
+#include "shim_symbols.h"
+#include "smbd_link.h"
+
+/* RDMA Read depths we offer and ask for (MS-SMBD 6.1 IRD/ORD); providers clamp them
+ * to what the device supports. */
+#define SHIM_RDMA_READ_DEPTH 16
+
+unsigned shim_inet_port(const struct sockaddr *addr, socklen_t len)
+{
+    if (!addr || len < (socklen_t)sizeof(sa_family_t))
+        return 0;
+    if (addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in))
+        return ntohs(((const struct sockaddr_in *)addr)->sin_port);
+    if (addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6))
+        return ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+    return 0;
+}
+
+static socklen_t inet_len(int family)
+{
+    return family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+static void set_inet_port(struct sockaddr_storage *ss, unsigned port)
+{
+    if (ss->ss_family == AF_INET)
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+}
+
+/* A fresh, unconnected TCP stream socket: the only kind we tunnel. A socket already
+ * connected or connecting is left to the kernel (EISCONN, EALREADY...). */
+static int is_fresh_tcp_socket(int fd)
+{
+    const struct shim_real_calls *real = shim_real();
+    int type = 0, proto = 0;
+    socklen_t l = sizeof(type);
+    struct tcp_info ti;
+
+    if (real->getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
+        return 0;
+    l = sizeof(proto);
+    if (real->getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 || proto != IPPROTO_TCP)
+        return 0;
+    l = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (real->getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || ti.tcpi_state != TCP_CLOSE)
+        return 0;
+    return 1;
+}
+
+static const struct sd_provider_ops *chosen_provider;
+static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
+
+static void choose_provider(void)
+{
+    switch (shim_config_get()->transport) {
+    case SHIM_TRANSPORT_RDMA: chosen_provider = &sd_verbs_provider; break;
+    case SHIM_TRANSPORT_SOFT: chosen_provider = &sd_soft_provider; break;
+    default:
+        shim_guard_enter();
+        chosen_provider = sd_verbs_device_present() ? &sd_verbs_provider : &sd_soft_provider;
+        shim_guard_leave();
+        break;
+    }
+    sd_debug("SMB Direct provider: %s", chosen_provider->name);
+}
+
+/* The provider for dst and whether it is iWARP. In auto mode a verbs device that does
+ * not reach dst leaves the connection to soft-iWARP. 0 or -errno. */
+static int pick_provider(const struct sockaddr *dst, socklen_t len,
+                         const struct sd_provider_ops **out, int *is_iwarp)
+{
+    int rc;
+
+    pthread_once(&provider_once, choose_provider);
+    *out = chosen_provider;
+    rc = chosen_provider->is_iwarp(dst, len);
+    if (rc < 0 && chosen_provider != &sd_soft_provider &&
+        shim_config_get()->transport == SHIM_TRANSPORT_AUTO) {
+        *out = &sd_soft_provider;
+        rc = sd_soft_provider.is_iwarp(dst, len);
+    }
+    if (rc < 0)
+        return rc;
+    *is_iwarp = rc;
+    return 0;
+}
+
+struct dial_result {
+    struct smbd_link *link;
+    unsigned rdma_port;
+    const char *provider;
+    char why[200];
+};
+
+/* RDMA connect + MS-SMBD negotiate to addr's host on the mapped port. 0 or -errno. */
+static int dial(const struct shim_config *cfg, const struct sockaddr *addr, socklen_t len,
+                struct dial_result *res)
+{
+    struct sockaddr_storage dst;
+    struct smbd_link_opts o;
+    int is_iwarp = 0, rc;
+
+    memset(&o, 0, sizeof(o));
+    memset(&dst, 0, sizeof(dst));
+    memcpy(&dst, addr, inet_len(addr->sa_family));
+    len = inet_len(addr->sa_family);
+    shim_guard_enter(); /* the provider's own sockets must not come back here */
+    rc = pick_provider((struct sockaddr *)&dst, len, &o.provider, &is_iwarp);
+    res->provider = rc == 0 ? o.provider->name : "none";
+    res->rdma_port = pm_rdma_port(&cfg->portmap, (uint16_t)shim_inet_port(addr, len), is_iwarp);
+    if (rc < 0) {
+        snprintf(res->why, sizeof(res->why), "no RDMA device reaches the server");
+    } else {
+        set_inet_port(&dst, res->rdma_port);
+        o.cfg = cfg->smbd;
+        o.ird = o.ord = SHIM_RDMA_READ_DEPTH;
+        o.smbd_ird_ord_header = is_iwarp; /* MS-SMBD Appendix A: iWARP only */
+        o.timeout_ms = cfg->connect_timeout_ms;
+        rc = smbd_link_dial((struct sockaddr *)&dst, len, &o, &res->link, res->why,
+                            sizeof(res->why));
+    }
+    shim_guard_leave();
+    return rc;
+}
+
+/* Big buffers on both ends: the socketpair is the only copy between the program and
+ * the engine, and throughput follows how much it can hold. */
+static void grow_buffers(int fd, int bytes)
+{
+    const struct shim_real_calls *real = shim_real();
+
+    if (real->setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)) < 0)
+        real->setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+    if (real->setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0)
+        real->setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
+/* Socket options the program may have set before connect() that change how its
+ * reads and writes behave; they move with it to its new socket. */
+static void carry_socket_options(int from, int to)
+{
+    static const int names[] = { SO_RCVTIMEO, SO_SNDTIMEO, SO_LINGER, SO_KEEPALIVE };
+    const struct shim_real_calls *real = shim_real();
+    char val[sizeof(struct timeval) > sizeof(struct linger) ? sizeof(struct timeval)
+                                                            : sizeof(struct linger)];
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        socklen_t l = sizeof(val);
+        if (real->getsockopt(from, SOL_SOCKET, names[i], val, &l) == 0)
+            real->setsockopt(to, SOL_SOCKET, names[i], val, l);
+    }
+}
+
+static void describe_local(int fd, struct smbd_link *link, int family, struct shim_fd_info *in)
+{
+    const struct sd_cm_result *cm = smbd_link_cm(link);
+    const struct shim_real_calls *real = shim_real();
+    socklen_t l = sizeof(in->local);
+
+    in->local_len = inet_len(family);
+    if (cm && cm->local.ss_family == family) {
+        memcpy(&in->local, &cm->local, in->local_len);
+    } else if (real->getsockname(fd, (struct sockaddr *)&in->local, &l) < 0 ||
+               in->local.ss_family != family) {
+        memset(&in->local, 0, sizeof(in->local));
+        in->local.ss_family = (sa_family_t)family;
+    }
+}
+
+/* Swaps the program's fd for a socketpair end bridged to link. Consumes link.
+ * 0 or -errno (the program's fd is then unchanged only if the swap did not happen). */
+static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct sockaddr *addr,
+                          struct smbd_link *link)
+{
+    struct shim_fd_info info;
+    struct shim_fd_key key;
+    int sv[2], status = fcntl(fd, F_GETFL), fdflags = fcntl(fd, F_GETFD), rc;
+
+    memset(&key, 0, sizeof(key));
+    rc = (status < 0 || fdflags < 0) ? -errno : shim_engine_ensure();
+    if (rc == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        rc = -errno;
+    if (rc < 0) {
+        smbd_link_free(link);
+        return rc;
+    }
+    memset(&info, 0, sizeof(info));
+    info.family = addr->sa_family;
+    info.peer_len = inet_len(addr->sa_family);
+    memcpy(&info.peer, addr, info.peer_len);
+    info.status_flags = status;
+    info.fd_flags = fdflags;
+    describe_local(fd, link, info.family, &info);
+    grow_buffers(sv[0], cfg->sockbuf_bytes);
+    grow_buffers(sv[1], cfg->sockbuf_bytes);
+    carry_socket_options(fd, sv[0]);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    /* sv[0] and the fd it becomes are one socket: one key before and after dup3. */
+    if (shim_fd_key_of(sv[0], &key) < 0 || (rc = shim_fdtable_add(sv[0], sv[1], &info)) < 0) {
+        rc = rc < 0 ? rc : -errno;
+        goto fail;
+    }
+    shim_sockopt_carry(fd, sv[0]);
+    if (((status & O_NONBLOCK) && fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) ||
+        dup3(sv[0], fd, (fdflags & FD_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+        rc = -errno;
+        shim_fdtable_tunnel_ended(&key, 0);
+        goto fail;
+    }
+    close(sv[0]);
+    /* The fd is swapped: from here the program talks to the engine or sees EOF. */
+    if ((rc = shim_engine_attach(link, sv[1], &key)) < 0) {
+        sd_error("fd %d: cannot hand the tunnel to the engine: %s", fd, strerror(-rc));
+        shim_fdtable_tunnel_ended(&key, -ECONNRESET);
+    }
+    return 0;
+fail:
+    close(sv[0]);
+    close(sv[1]);
+    smbd_link_free(link);
+    return rc;
+}
+
+/* The program asked for TCP to addr and SMB Direct did not work out. */
+static int fall_back(int fd, const struct shim_config *cfg, const struct sockaddr *addr,
+                     socklen_t len, const struct dial_result *res, int err)
+{
+    char where[SD_ADDR_STRLEN], reason[300];
+    const char *what = strerror(-err);
+    int said = strstr(res->why, what) != NULL; /* the dial's reason may name it already */
+
+    sd_addr_format(addr, where, sizeof(where));
+    snprintf(reason, sizeof(reason), "SMB Direct to %s (%s, port %u) failed: %s%s%s", where,
+             res->provider, res->rdma_port, res->why, said || !res->why[0] ? "" : ": ",
+             said ? "" : what);
+    if (cfg->fallback == SHIM_FALLBACK_TCP) {
+        sd_warn("%s; using TCP instead (SMBDIRECT_FALLBACK=tcp)", reason);
+        return shim_real()->connect(fd, addr, len);
+    }
+    sd_error("%s; connect() fails (SMBDIRECT_FALLBACK=none)", reason);
+    errno = -err;
+    return -1;
+}
+
+int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int *rc)
+{
+    const struct shim_config *cfg;
+    struct dial_result res;
+    unsigned port;
+    int saved = errno, err;
+    char where[SD_ADDR_STRLEN];
+
+    if (shim_guard_active())
+        return 0;
+    if (shim_fdtable_lookup(fd, NULL)) {
+        errno = EISCONN;
+        *rc = -1;
+        return 1;
+    }
+    port = shim_inet_port(addr, len);
+    if (port == 0)
+        return 0;
+    cfg = shim_config_get();
+    if ((cfg->valid && cfg->transport == SHIM_TRANSPORT_TCP) ||
+        !pm_ports_contains(&cfg->ports, (uint16_t)port) || !is_fresh_tcp_socket(fd)) {
+        errno = saved;
+        return 0;
+    }
+    *rc = -1;
+    if (!cfg->valid) {
+        sd_error("connect() to port %u fails with EINVAL: %s", port, cfg->error);
+        errno = EINVAL;
+        return 1;
+    }
+    memset(&res, 0, sizeof(res));
+    err = dial(cfg, addr, len, &res);
+    if (err == 0) {
+        sd_addr_format(addr, where, sizeof(where));
+        err = swap_in_tunnel(fd, cfg, addr, res.link);
+        if (err == 0) {
+            sd_info("fd %d: %s tunneled over SMB Direct (%s, port %u)", fd, where,
+                    res.provider, res.rdma_port);
+            errno = saved;
+            *rc = 0;
+            return 1;
+        }
+        snprintf(res.why, sizeof(res.why), "local setup of the tunnel failed");
+    }
+    *rc = fall_back(fd, cfg, addr, len, &res, err);
+    return 1;
+}

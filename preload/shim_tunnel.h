@@ -1,0 +1,17 @@
+/* preload/shim_tunnel.h — the connect() decision and the socketpair swap: a connect
+ * of a TCP stream socket to a port in SMBDIRECT_PORTS is turned into an SMB Direct
+ * connection, set up synchronously and bounded by SMBDIRECT_CONNECT_TIMEOUT, with
+ * the program's fd swapped for one end of an AF_UNIX socketpair the engine bridges. */
+#ifndef SMBDIRECT_SHIM_TUNNEL_H
+#define SMBDIRECT_SHIM_TUNNEL_H
+
+#include <sys/socket.h>
+
+/* 1 when the shim handled this connect (its return value in *rc, errno set on
+ * failure), 0 when the caller must call the real connect unchanged. */
+int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int *rc);
+
+/* The inet port of addr when it is a complete AF_INET/AF_INET6 address, else 0. */
+unsigned shim_inet_port(const struct sockaddr *addr, socklen_t len);
+
+#endif

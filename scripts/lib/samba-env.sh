@@ -1,0 +1,248 @@
+# scripts/lib/samba-env.sh — throwaway Samba environment on one loopback address:
+# a root smbd with a temp config and temp state dirs on ADDR:445, the smbdirect-relay
+# in front of it on ADDR:5445, and helpers to run smbclient through the shim (or over
+# plain TCP) against it. Sourced by tests/bats/helpers.bash, scripts/demo and
+# scripts/bench; it defines functions and variables only (prefix senv_ / SENV_).
+#
+# Typical use:
+#   senv_create 127.0.0.21          # temp dir + share, sets SENV_* below
+#   senv_smbd_start                 # options: signing=mandatory min_protocol=SMB3_11 ...
+#   senv_relay_start                # build/smbdirect-relay ADDR:5445 -> ADDR:445
+#   senv_smbclient -c 'put a b'     # smbclient through the shim
+#   senv_destroy                    # kills what it started, removes the temp dir
+#
+# Variables set by senv_create / the start functions:
+#   SENV_ADDR SENV_DIR SENV_SHARE SENV_CONF SENV_SMBD_PID SENV_SMBD_LOG
+#   SENV_RELAY_PID SENV_RELAY_LOG SENV_USER SENV_PASS
+# Knobs (environment, optional):
+#   SENV_BUILD          build dir holding libsmbdirect.so, smbdirect, smbdirect-relay
+#                       (default: <repo>/build)
+#   SENV_SMB_PORT       backend smbd port (default 445)
+#   SENV_RELAY_PORT     relay (SMB Direct) port (default 5445, the shim's soft-iWARP default)
+#   SENV_RELAY_TRANSPORT relay --transport (default soft)
+#   SENV_SMBD_LOGLEVEL  smbd "log level" (default 2)
+#   SENV_KEEP=1         keep the temp dir after senv_destroy (for debugging)
+
+SENV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${SENV_BUILD:=$SENV_ROOT/build}"
+: "${SENV_SMB_PORT:=445}"
+: "${SENV_RELAY_PORT:=5445}"
+: "${SENV_RELAY_TRANSPORT:=soft}"
+: "${SENV_SMBD_LOGLEVEL:=2}"
+SENV_SHARE_NAME=share
+SENV_USER_NAME=sdtest
+
+# Every function is safe under "set -e" (bats runs tests that way).
+
+# Prints a message to stderr, prefixed so it is clear which layer speaks.
+senv_say() { echo "samba-env: $*" >&2; }
+
+# senv_create ADDR — makes the temp tree for one environment on loopback ADDR.
+senv_create() {
+    SENV_ADDR=$1
+    SENV_DIR=$(mktemp -d "${TMPDIR:-/tmp}/smbdirect-env.XXXXXX") || return 1
+    # smbd serves guests as "nobody": the share path must be reachable by it.
+    chmod 0755 "$SENV_DIR"
+    mkdir -p "$SENV_DIR"/{private,lock,state,cache,pid,ncalrpc,binddns,log,share,work}
+    chmod 0700 "$SENV_DIR/private"
+    chmod 0777 "$SENV_DIR/share"
+    SENV_SHARE=$SENV_DIR/share
+    SENV_CONF=$SENV_DIR/smb.conf
+    SENV_SMBD_LOG=$SENV_DIR/log/smbd.log
+    SENV_RELAY_LOG=$SENV_DIR/log/relay.log
+    SENV_SMBD_PID='' SENV_RELAY_PID='' SENV_USER='' SENV_PASS=''
+}
+
+# senv_write_conf [signing=auto|mandatory|disabled] [min_protocol=P] [max_protocol=P]
+#                 [guest=yes|no]
+# Writes $SENV_CONF: standalone server bound to $SENV_ADDR only, every state dir in
+# $SENV_DIR, one share [share] on $SENV_SHARE, passwords in a temp tdbsam.
+senv_write_conf() {
+    local signing=default min_protocol=SMB2_02 max_protocol=SMB3 guest=yes kv
+    for kv in "$@"; do
+        case "$kv" in
+            signing=*) signing=${kv#*=} ;;
+            min_protocol=*) min_protocol=${kv#*=} ;;
+            max_protocol=*) max_protocol=${kv#*=} ;;
+            guest=*) guest=${kv#*=} ;;
+            *) senv_say "unknown smbd option: $kv"; return 2 ;;
+        esac
+    done
+    cat >"$SENV_CONF" <<EOF
+[global]
+    server role = standalone server
+    netbios name = SDTEST$(echo "$SENV_ADDR" | tr -d .)
+    workgroup = WORKGROUP
+    interfaces = $SENV_ADDR/8
+    bind interfaces only = yes
+    smb ports = $SENV_SMB_PORT
+    disable netbios = yes
+    private dir = $SENV_DIR/private
+    lock directory = $SENV_DIR/lock
+    state directory = $SENV_DIR/state
+    cache directory = $SENV_DIR/cache
+    pid directory = $SENV_DIR/pid
+    ncalrpc dir = $SENV_DIR/ncalrpc
+    binddns dir = $SENV_DIR/binddns
+    usershare path =
+    passdb backend = tdbsam:$SENV_DIR/private/passdb.tdb
+    log file = $SENV_SMBD_LOG
+    max log size = 0
+    log level = $SENV_SMBD_LOGLEVEL
+    load printers = no
+    printing = bsd
+    printcap name = /dev/null
+    disable spoolss = yes
+    map to guest = Bad User
+    guest account = nobody
+    server signing = $signing
+    server min protocol = $min_protocol
+    server max protocol = $max_protocol
+
+[$SENV_SHARE_NAME]
+    path = $SENV_SHARE
+    read only = no
+    guest ok = $guest
+EOF
+}
+
+# senv_add_user — a real Unix account (created once with useradd if missing) with a
+# random password in this environment's tdbsam. Sets SENV_USER and SENV_PASS.
+senv_add_user() {
+    SENV_USER=$SENV_USER_NAME
+    SENV_PASS=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    if ! id -u "$SENV_USER" >/dev/null 2>&1; then
+        useradd --no-create-home --shell /usr/sbin/nologin "$SENV_USER" || return 1
+    fi
+    printf '%s\n%s\n' "$SENV_PASS" "$SENV_PASS" |
+        smbpasswd -c "$SENV_CONF" -a -s "$SENV_USER" >/dev/null || return 1
+}
+
+# senv_wait_listen ADDR PORT [SECONDS] — waits until something listens on ADDR:PORT
+# (checked with ss, so no connection is made to the server being waited for).
+senv_wait_listen() {
+    local addr=$1 port=$2 deadline=$((SECONDS + ${3:-15}))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        if [ -n "$(ss -Hltn "src $addr:$port" 2>/dev/null)" ]; then return 0; fi
+        sleep 0.05
+    done
+    senv_say "nothing listens on $addr:$port after ${3:-15} s"
+    return 1
+}
+
+# senv_listening ADDR PORT — true when something listens on ADDR:PORT.
+senv_listening() { [ -n "$(ss -Hltn "src $1:$2" 2>/dev/null)" ]; }
+
+# senv_smbd_start [senv_write_conf options...] — writes the config and starts smbd in
+# the foreground mode, backgrounded, in its own process group (smbd -F calls setsid).
+senv_smbd_start() {
+    senv_write_conf "$@" || return 1
+    if senv_listening "$SENV_ADDR" "$SENV_SMB_PORT"; then
+        senv_say "$SENV_ADDR:$SENV_SMB_PORT is already in use (a system smbd? stop it)"
+        return 1
+    fi
+    smbd --foreground --configfile="$SENV_CONF" </dev/null >>"$SENV_SMBD_LOG" 2>&1 3>&- &
+    SENV_SMBD_PID=$!
+    echo "$SENV_SMBD_PID" >"$SENV_DIR/smbd.pid"
+    if ! senv_wait_listen "$SENV_ADDR" "$SENV_SMB_PORT" 20; then
+        senv_say "smbd did not start; log tail:"; tail -n 20 "$SENV_SMBD_LOG" >&2
+        return 1
+    fi
+}
+
+# senv_smbd_stop [SIGNAL] — signals smbd's whole process group (parent, per-connection
+# children, helpers it spawned) and waits for the parent to go.
+senv_smbd_stop() { senv_stop_pidfile smbd "${1:-TERM}"; SENV_SMBD_PID=''; }
+
+# senv_relay_start [extra relay args...] — smbdirect-relay on ADDR:RELAY_PORT bridging
+# to ADDR:SMB_PORT, stderr to $SENV_RELAY_LOG; waits until it listens.
+senv_relay_start() {
+    local relay=$SENV_BUILD/smbdirect-relay
+    if [ ! -x "$relay" ]; then senv_say "$relay is not built (run make)"; return 1; fi
+    setsid "$relay" --listen "$SENV_ADDR:$SENV_RELAY_PORT" \
+        --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" "$@" \
+        </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
+    SENV_RELAY_PID=$!
+    echo "$SENV_RELAY_PID" >"$SENV_DIR/relay.pid"
+    if ! senv_wait_listen "$SENV_ADDR" "$SENV_RELAY_PORT" 10; then
+        senv_say "relay did not start; log tail:"; tail -n 20 "$SENV_RELAY_LOG" >&2
+        return 1
+    fi
+}
+
+# senv_relay_stop [SIGNAL]
+senv_relay_stop() { senv_stop_pidfile relay "${1:-TERM}"; SENV_RELAY_PID=''; }
+
+# senv_stop_pidfile NAME SIGNAL — stops the process group recorded in $SENV_DIR/NAME.pid
+# (pid files let a bats test stop what setup_file started, and the reverse).
+senv_stop_pidfile() {
+    local f=${SENV_DIR:-/nonexistent}/$1.pid
+    [ -s "$f" ] || return 0
+    senv_kill_group "$(cat "$f")" "$2"
+    rm -f "$f"
+}
+
+# senv_kill_group PID SIGNAL — signals the process group led by PID (which this library
+# started in its own session), escalates to KILL after 5 s, and reaps it.
+senv_kill_group() {
+    local pid=$1 sig=$2 i
+    kill -s "$sig" -- "-$pid" 2>/dev/null || kill -s "$sig" "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        senv_group_alive "$pid" || break
+        sleep 0.05
+    done
+    kill -s KILL -- "-$pid" 2>/dev/null || kill -s KILL "$pid" 2>/dev/null || true
+    { wait "$pid"; } 2>/dev/null || true
+}
+
+# senv_group_alive PGID — true while a member of process group PGID has not exited
+# (zombies waiting for their reaper do not count).
+senv_group_alive() {
+    ps -e -o pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { alive = 1 } END { exit !alive }'
+}
+
+# senv_destroy — stops the relay and smbd and removes the temp tree (unless SENV_KEEP=1).
+senv_destroy() {
+    senv_relay_stop
+    senv_smbd_stop
+    if [ -n "${SENV_DIR:-}" ] && [ -d "$SENV_DIR" ]; then
+        if [ "${SENV_KEEP:-0}" = 1 ]; then senv_say "kept $SENV_DIR"
+        else rm -rf "$SENV_DIR"; fi
+    fi
+    SENV_DIR=''
+}
+
+# senv_smbclient_via VIA [smbclient args...] — runs smbclient against
+# //ADDR/share, non-interactive, max protocol SMB3, as guest unless the args carry -U.
+# VIA is "shim" (through build/smbdirect, i.e. LD_PRELOAD of the shim) or "tcp".
+senv_smbclient_via() {
+    local via=$1; shift
+    local auth=(-N) a
+    for a in "$@"; do case "$a" in -U*|--user*) auth=() ;; esac; done
+    local cmd=(smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 "${auth[@]}" "$@")
+    case "$via" in
+        shim) SMBDIRECT_TRANSPORT=${SMBDIRECT_TRANSPORT:-soft} "$SENV_BUILD/smbdirect" "${cmd[@]}" ;;
+        tcp)  "${cmd[@]}" ;;
+        *) senv_say "unknown path: $via"; return 2 ;;
+    esac
+}
+
+# senv_smbclient [smbclient args...] — smbclient through the shim.
+senv_smbclient() { senv_smbclient_via shim "$@"; }
+
+# senv_user_auth — the -U argument for the environment's real user.
+senv_user_auth() { printf -- '--user=%s%%%s' "$SENV_USER" "$SENV_PASS"; }
+
+# senv_random_file PATH BYTES — a file of BYTES random bytes.
+senv_random_file() {
+    head -c "$2" /dev/urandom >"$1"
+}
+
+# senv_sha256 PATH — prints the file's sha256 hex digest.
+senv_sha256() { sha256sum "$1" | cut -d' ' -f1; }
+
+# senv_now — seconds since the epoch with nanoseconds, for throughput measurements.
+senv_now() { date +%s.%N; }
+
+# senv_rate BYTES START END — prints MiB/s.
+senv_rate() { awk -v b="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.1f", b / 1048576 / (e - s) }'; }

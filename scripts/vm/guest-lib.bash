@@ -1,0 +1,100 @@
+# scripts/vm/guest-lib.bash — helpers for tests/vm/*.bats, which run inside the test VM
+# (scripts/vm/boot): kernel RDMA devices on dummy interfaces, ksmbd with ksmbd-tools 3.5.2, and
+# small probes of the kernel side. Functions and variables only (prefix vm_ / VM_); Samba, relay,
+# file and rate helpers come from scripts/lib/samba-env.sh, sourced here.
+#
+# Addresses: RFC 5737 documentation addresses on dummy interfaces that exist only inside the VM
+# (which has no network card): siw on vmsiw0 = 192.0.2.1, rxe on vmrxe0 = 192.0.2.2. siw and rxe
+# on lo do not work (rdma_resolve_addr fails), a dummy interface with an address does.
+
+# shellcheck source=../lib/samba-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/samba-env.sh"
+
+VM_SIW_IP=192.0.2.1
+VM_RXE_IP=192.0.2.2
+VM_BUILD=${VM_REPO:-$SENV_ROOT}/build
+VM_KSMBD_TOOLS=${VM_CACHE:-$SENV_ROOT/build/vm}/ksmbd-tools/usr/sbin
+VM_KSMBD_DIR=/tmp/ksmbd
+VM_KSMBD_USER=vmuser
+VM_KSMBD_PASS=vmsecret
+
+# vm_require_guest — skips unless running inside the test VM (guest-run sets VM_RESULTS=/vm).
+vm_require_guest() {
+    [ "${VM_RESULTS:-}" = /vm ] && [ -d /sys/module/9p ] || skip "runs only inside the test VM (make test-vm)"
+}
+
+# vm_require_bin PATH — skips when a project binary was not built.
+vm_require_bin() { [ -x "$1" ] || skip "$1 is not built"; }
+
+# vm_rdma_add siw|rxe — the device (siw0 or rxe0) on its own dummy interface; prints its address.
+vm_rdma_add() {
+    local kind=$1 ip dev
+    case "$kind" in
+        siw) ip=$VM_SIW_IP dev=vmsiw0 ;;
+        rxe) ip=$VM_RXE_IP dev=vmrxe0 ;;
+        *) echo "vm_rdma_add: unknown device kind $kind" >&2; return 2 ;;
+    esac
+    if ! rdma link show "${kind}0/1" >/dev/null 2>&1; then
+        modprobe -a ib_uverbs rdma_ucm dummy "$([ "$kind" = siw ] && echo siw || echo rdma_rxe)" &&
+        ip link add "$dev" type dummy && ip addr add "$ip/32" dev "$dev" && ip link set "$dev" up &&
+        rdma link add "${kind}0" type "$kind" netdev "$dev" || return 1
+    fi
+    echo "$ip"
+}
+
+# vm_ksmbd_start — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with ksmbd.mountd from
+# ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER. Create the RDMA
+# devices first: ksmbd picks its SMB Direct port when it starts (5445 once an iWARP device exists,
+# else 445). Waits until the TCP listener (and the siw listener, with siw) is up.
+vm_ksmbd_start() {
+    local conf=$VM_KSMBD_DIR/ksmbd.conf db=$VM_KSMBD_DIR/ksmbdpwd.db
+    mkdir -p "$VM_KSMBD_DIR/share" && modprobe ksmbd || return 1
+    cat >"$conf" <<EOF
+[global]
+	netbios name = VMKSMBD
+	server signing = auto
+[share]
+	path = $VM_KSMBD_DIR/share
+	read only = no
+EOF
+    "$VM_KSMBD_TOOLS/ksmbd.adduser" -C "$conf" -P "$db" -a -p "$VM_KSMBD_PASS" "$VM_KSMBD_USER" \
+        >"$VM_KSMBD_DIR/adduser.log" 2>&1 || { cat "$VM_KSMBD_DIR/adduser.log" >&2; return 1; }
+    "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 ||
+        { cat "$VM_KSMBD_DIR/mountd.log" >&2; return 1; }
+    vm_wait_port 445 || return 1
+    if rdma link show siw0/1 >/dev/null 2>&1; then vm_wait_port 5445 || return 1; fi
+}
+
+# vm_wait_port PORT — waits (10 s at most) for a TCP listener on PORT, any address; siw's
+# kernel listeners show up there too.
+vm_wait_port() {
+    local deadline=$((SECONDS + 10))
+    until [ -n "$(ss -Hltn "sport = :$1")" ]; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "nothing listens on port $1" >&2; return 1; }
+        sleep 0.1
+    done
+}
+
+# vm_smbclient_ksmbd ADDR [smbclient args...] — smbclient against ksmbd's share (no shim).
+vm_smbclient_ksmbd() {
+    local addr=$1; shift
+    timeout 120 smbclient "//$addr/share" -m SMB3 -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" "$@"
+}
+
+# vm_mpa_reply ADDR PORT — sends an MPA rev 2 request (RFC 5044 7.1, CRC + enhanced RFC 6581
+# IRD/ORD words) over plain TCP and prints the reply's key, flags and revision, e.g.
+# "MPA ID Rep Frame flags=0x50 rev=2". Proves a kernel siw listener answers MPA.
+vm_mpa_reply() {
+    local reply=/tmp/mpa-reply.$$
+    (exec 3<>"/dev/tcp/$1/$2" &&
+        printf 'MPA ID Req Frame\x50\x02\x00\x04\x00\x10\x00\x10' >&3 &&
+        timeout 5 head -c 20 <&3 >"$reply") || { rm -f "$reply"; return 1; }
+    [ "$(stat -c %s "$reply")" -eq 20 ] || { echo "short MPA reply" >&2; rm -f "$reply"; return 1; }
+    local flags rev
+    read -r flags rev _ < <(tail -c 4 "$reply" | od -An -tx1)
+    printf '%s flags=0x%s rev=%d\n' "$(head -c 16 "$reply")" "$flags" "0x$rev"
+    rm -f "$reply"
+}
+
+# vm_note TEXT — a TAP comment (bats fd 3) that scripts/vm/run-tests repeats in its summary.
+vm_note() { echo "# note: $*" >&3; }

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# tests/bats/smb_failure.bats — losing the relay or the backend smbd in the middle of a
+# 512 MiB transfer makes smbclient exit with an error within seconds (bounded at 20 s),
+# never hang. Each test starts its own smbd and relay on 127.0.0.16.
+
+load helpers
+
+BIG=536870912
+LIMIT=20
+
+setup_file() {
+    senv_random_file "$BATS_FILE_TMPDIR/big.bin" "$BIG"
+    chmod 0644 "$BATS_FILE_TMPDIR/big.bin"
+}
+setup() { suite_start 127.0.0.16; }
+teardown() { dump_logs_on_failure; suite_stop; }
+
+# interrupt_transfer get|put relay|smbd — starts the transfer, kills VICTIM with
+# SIGKILL once at least 1 MiB has moved, and checks how smbclient ends.
+interrupt_transfer() {
+    local dir=$1 victim=$2 d cmd watch pid t0 t1 rc i
+    d=$(work_dir)
+    if [ "$dir" = get ]; then
+        ln "$BATS_FILE_TMPDIR/big.bin" "$SENV_SHARE/big.bin"
+        cmd="get big.bin $d/big.bin" watch=$d/big.bin
+    else
+        cmd="put $BATS_FILE_TMPDIR/big.bin big.bin" watch=$SENV_SHARE/big.bin
+    fi
+    smb -c "$cmd" >"$d/client.log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 3000; i++)); do
+        [ "$(stat -c %s "$watch" 2>/dev/null || echo 0)" -gt 1048576 ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "smbclient ended before the $victim could be killed:" >&2; cat "$d/client.log" >&2
+        return 1
+    fi
+    t0=$(senv_now)
+    case "$victim" in
+        relay) senv_relay_stop KILL ;;
+        smbd) senv_smbd_stop KILL ;;
+    esac
+    for ((i = 0; i < LIMIT * 20; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid"; wait "$pid"
+        echo "smbclient still running $LIMIT s after the $victim was killed (hang)" >&2
+        cat "$d/client.log" >&2
+        return 1
+    fi
+    wait "$pid" && rc=0 || rc=$?
+    t1=$(senv_now)
+    echo "# smbclient exited $rc after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s" >&3
+    if [ "$rc" -eq 0 ]; then
+        echo "smbclient reported success although the $victim died mid-transfer:" >&2
+        cat "$d/client.log" >&2
+        return 1
+    fi
+    [ "$(stat -c %s "$watch" 2>/dev/null || echo 0)" -lt "$BIG" ]
+}
+
+@test "relay killed mid-get: smbclient exits with an error within 20 s" {
+    require_shim
+    interrupt_transfer get relay
+}
+
+@test "relay killed mid-put: smbclient exits with an error within 20 s" {
+    require_shim
+    interrupt_transfer put relay
+}
+
+@test "backend smbd killed mid-get: smbclient exits with an error within 20 s" {
+    interrupt_transfer get smbd
+}
+
+@test "backend smbd killed mid-put: smbclient exits with an error within 20 s" {
+    interrupt_transfer put smbd
+}

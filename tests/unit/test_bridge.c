@@ -1,0 +1,471 @@
+/* tests/unit/test_bridge.c — two bridges joined by a real soft-iWARP SMB Direct link on
+ * loopback (the passive side accepted asynchronously like the relay, the active side
+ * dialled like the shim), each fed by a stream: SMB2-framed random messages up to 8 MiB
+ * go A -> B and B -> A at once and arrive intact; a link killed mid-transfer resets or
+ * closes both streams within a bound; a stream EOF disconnects the link in order. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <poll.h>
+
+#include <cmocka.h>
+
+#include "sd_loop.h"
+#include "smbd_bridge.h"
+#include "smbd_link.h"
+
+#define BT_END_BOUND_MS 5000
+
+struct bt_side {
+    int app_fd;                /* the test's end of the stream */
+    struct smbd_bridge *bridge;
+    int ended, end_err;
+    char reason[256];
+    uint64_t ended_at;
+};
+
+struct bt_pair {
+    struct sd_loop *loop;
+    struct sd_listener *listener;
+    int port;
+    struct smbd_link_opts opts;
+    struct smbd_link *passive, *active;
+    struct bt_side a, b;       /* a: passive (relay-like), b: active (shim-like) */
+    pthread_t loop_thread;
+    char dial_why[256];
+};
+
+/* ---- setup ---- */
+
+static void bt_accepted(void *ctx, struct smbd_link *k, int err, const char *why)
+{
+    struct bt_pair *p = ctx;
+
+    if (err)
+        fail_msg("accept failed: %s", why);
+    p->passive = k;
+}
+
+static void bt_listener_cb(void *ctx, int revents)
+{
+    struct bt_pair *p = ctx;
+    char why[256];
+
+    (void)revents;
+    assert_int_equal(sd_loop_del_fd(p->loop, sd_soft_provider.listener_fd(p->listener)), 0);
+    if (smbd_link_accept_start(p->loop, p->listener, &p->opts, bt_accepted, p, why,
+                               sizeof(why)) < 0)
+        fail_msg("accept_start: %s", why);
+}
+
+static void *bt_dial(void *arg)
+{
+    struct bt_pair *p = arg;
+    struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p->port),
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct smbd_link_opts o = p->opts;
+    char why[200];
+
+    smbd_config_default(&o.cfg, SMBD_ROLE_ACTIVE);
+    if (smbd_link_dial((struct sockaddr *)&dst, sizeof(dst), &o, &p->active, why,
+                       sizeof(why)) < 0)
+        snprintf(p->dial_why, sizeof(p->dial_why), "dial: %s", why); /* checked on join */
+    return NULL;
+}
+
+static void bt_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
+{
+    struct bt_side *s = ctx;
+
+    s->ended++;
+    s->end_err = err;
+    s->ended_at = sd_now_ms();
+    snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
+}
+
+/* A connected TCP pair on loopback (the relay's backend stream shape). */
+static void bt_tcp_pair(int sv[2])
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t al = sizeof(a);
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+
+    assert_true(l >= 0);
+    assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
+    sv[0] = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(connect(sv[0], (struct sockaddr *)&a, sizeof(a)), 0);
+    sv[1] = accept(l, NULL, NULL);
+    assert_true(sv[1] >= 0);
+    close(l);
+}
+
+static void *bt_loop_main(void *arg)
+{
+    struct bt_pair *p = arg;
+
+    assert_int_equal(sd_loop_run(p->loop), 0);
+    return NULL;
+}
+
+/* Links up, bridges started (b's stream is TCP when tcp_b), loop running in a thread. */
+static void bt_setup(struct bt_pair *p, int tcp_b)
+{
+    struct sockaddr_in any = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    struct sockaddr_in bound;
+    socklen_t bl = sizeof(bound);
+    pthread_t dialer;
+    uint64_t end;
+    int err = 0, sa[2], sb[2];
+
+    memset(p, 0, sizeof(*p));
+    p->loop = sd_loop_new();
+    assert_non_null(p->loop);
+    smbd_config_default(&p->opts.cfg, SMBD_ROLE_PASSIVE);
+    p->opts.provider = &sd_soft_provider;
+    p->opts.ird = p->opts.ord = 16;
+    p->opts.smbd_ird_ord_header = 1;
+    p->opts.timeout_ms = 5000;
+    p->listener = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any), 8, &err);
+    assert_non_null(p->listener);
+    assert_int_equal(getsockname(sd_soft_provider.listener_fd(p->listener),
+                                 (struct sockaddr *)&bound, &bl), 0);
+    p->port = ntohs(bound.sin_port);
+    assert_int_equal(sd_loop_add_fd(p->loop, sd_soft_provider.listener_fd(p->listener), SD_EV_IN,
+                                    bt_listener_cb, p), 0);
+    assert_int_equal(pthread_create(&dialer, NULL, bt_dial, p), 0);
+    end = sd_now_ms() + 10000;
+    while (!p->passive && sd_now_ms() < end)
+        assert_true(sd_loop_run_once(p->loop, 50) >= 0);
+    pthread_join(dialer, NULL);
+    if (p->dial_why[0])
+        fail_msg("%s", p->dial_why);
+    assert_non_null(p->passive);
+    assert_non_null(p->active);
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sa), 0);
+    if (tcp_b)
+        bt_tcp_pair(sb);
+    else
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
+    p->a.app_fd = sa[0];
+    p->b.app_fd = sb[0];
+    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], bt_on_end, &p->a);
+    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], bt_on_end, &p->b);
+    assert_non_null(p->a.bridge);
+    assert_non_null(p->b.bridge);
+    assert_int_equal(pthread_create(&p->loop_thread, NULL, bt_loop_main, p), 0);
+}
+
+/* Waits (from the test thread) until both bridges ended, then stops the loop. */
+static void bt_teardown(struct bt_pair *p)
+{
+    uint64_t end = sd_now_ms() + BT_END_BOUND_MS;
+
+    close(p->a.app_fd);
+    close(p->b.app_fd);
+    while ((!__atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) ||
+            !__atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE)) && sd_now_ms() < end)
+        usleep(5000);
+    sd_loop_stop(p->loop);
+    pthread_join(p->loop_thread, NULL);
+    assert_int_equal(p->a.ended, 1);
+    assert_int_equal(p->b.ended, 1);
+    sd_soft_provider.listener_close(p->listener);
+    sd_loop_free(p->loop);
+}
+
+/* ---- traffic ---- */
+
+static uint64_t bt_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Message i of a stream seeded with seed: its size and bytes are reproducible. */
+static size_t bt_msg_size(uint64_t seed, int i)
+{
+    uint64_t s = seed * 1000003u + (uint64_t)i + 1;
+    uint64_t r = bt_rand(&s);
+
+    if (i % 7 == 3)
+        return 8u << 20;                   /* smbclient's inline 8 MiB WRITE */
+    if (i % 5 == 1)
+        return (size_t)(r % (1u << 20));   /* up to 1 MiB */
+    return (size_t)(r % 4000) + (i == 0 ? 0 : 1); /* small; message 0 may be empty */
+}
+
+static void bt_msg_fill(uint64_t seed, int i, uint8_t *buf, size_t len)
+{
+    uint64_t s = seed * 7919u + (uint64_t)i * 31u + 5;
+
+    for (size_t off = 0; off < len; off += 8) {
+        uint64_t v = bt_rand(&s);
+
+        memcpy(buf + off, &v, len - off < 8 ? len - off : 8);
+    }
+}
+
+struct bt_flow {
+    int fd;
+    uint64_t seed;
+    int count;
+    int ok;               /* reader: all messages matched */
+    uint64_t bytes;
+    char error[200];
+};
+
+static int bt_write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int bt_read_all(int fd, uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void *bt_writer(void *arg)
+{
+    struct bt_flow *f = arg;
+    uint8_t *buf = malloc((8u << 20) + 4);
+
+    for (int i = 0; i < f->count && buf; i++) {
+        size_t len = bt_msg_size(f->seed, i);
+
+        buf[0] = 0;
+        buf[1] = (uint8_t)(len >> 16);
+        buf[2] = (uint8_t)(len >> 8);
+        buf[3] = (uint8_t)len;
+        bt_msg_fill(f->seed, i, buf + 4, len);
+        if (bt_write_all(f->fd, buf, len + 4) < 0) {
+            snprintf(f->error, sizeof(f->error), "write of message %d: %s", i, strerror(errno));
+            break;
+        }
+        f->bytes += len + 4;
+    }
+    free(buf);
+    return NULL;
+}
+
+static void *bt_reader(void *arg)
+{
+    struct bt_flow *f = arg;
+    uint8_t *got = malloc((8u << 20) + 4), *want = malloc(8u << 20), hdr[4];
+
+    f->ok = 0;
+    for (int i = 0; i < f->count; i++) {
+        size_t len = bt_msg_size(f->seed, i), glen;
+
+        if (bt_read_all(f->fd, hdr, 4) < 0) {
+            snprintf(f->error, sizeof(f->error), "stream ended before message %d", i);
+            goto out;
+        }
+        glen = (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
+        if (hdr[0] != 0 || glen != len) {
+            snprintf(f->error, sizeof(f->error), "message %d: length %zu, expected %zu", i, glen,
+                     len);
+            goto out;
+        }
+        if (bt_read_all(f->fd, got, len) < 0) {
+            snprintf(f->error, sizeof(f->error), "stream ended inside message %d", i);
+            goto out;
+        }
+        bt_msg_fill(f->seed, i, want, len);
+        if (memcmp(got, want, len) != 0) {
+            snprintf(f->error, sizeof(f->error), "message %d: bytes differ", i);
+            goto out;
+        }
+        f->bytes += len + 4;
+    }
+    f->ok = 1;
+out:
+    free(got);
+    free(want);
+    return NULL;
+}
+
+/* Both directions at once; returns total bytes carried. */
+static uint64_t bt_exchange(struct bt_pair *p, int count)
+{
+    struct bt_flow wa = { .fd = p->a.app_fd, .seed = 11, .count = count };
+    struct bt_flow rb = { .fd = p->b.app_fd, .seed = 11, .count = count };
+    struct bt_flow wb = { .fd = p->b.app_fd, .seed = 22, .count = count };
+    struct bt_flow ra = { .fd = p->a.app_fd, .seed = 22, .count = count };
+    pthread_t t[4];
+
+    assert_int_equal(pthread_create(&t[0], NULL, bt_writer, &wa), 0);
+    assert_int_equal(pthread_create(&t[1], NULL, bt_reader, &rb), 0);
+    assert_int_equal(pthread_create(&t[2], NULL, bt_writer, &wb), 0);
+    assert_int_equal(pthread_create(&t[3], NULL, bt_reader, &ra), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    if (!rb.ok)
+        fail_msg("A -> B: %s %s", rb.error, wa.error);
+    if (!ra.ok)
+        fail_msg("B -> A: %s %s", ra.error, wb.error);
+    assert_int_equal(wa.bytes, rb.bytes);
+    assert_int_equal(wb.bytes, ra.bytes);
+    return rb.bytes + ra.bytes;
+}
+
+/* ---- tests ---- */
+
+static void test_messages_cross_intact_both_ways(void **state)
+{
+    struct bt_pair p;
+    uint64_t start, bytes, ms;
+
+    (void)state;
+    bt_setup(&p, 0);
+    start = sd_now_ms();
+    bytes = bt_exchange(&p, 30);
+    ms = sd_now_ms() - start;
+    print_message("# %llu bytes both ways in %llu ms (%.1f MB/s)\n", (unsigned long long)bytes,
+                  (unsigned long long)ms, ms ? (double)bytes / 1e3 / (double)ms : 0.0);
+    bt_teardown(&p);
+    /* The streams closed first: one side saw EOF and disconnected in order. */
+    assert_true(p.a.end_err == 0 || p.b.end_err == 0);
+}
+
+/* Finds the socket the provider accepted (local port = listener port, connected). */
+static int bt_find_accepted_socket(int port, int listener_fd)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int found = -1;
+
+    assert_non_null(d);
+    while ((e = readdir(d))) {
+        int fd = atoi(e->d_name);
+        struct sockaddr_in la, pa;
+        socklen_t ll = sizeof(la), pl = sizeof(pa);
+
+        if (e->d_name[0] == '.' || fd == listener_fd || fd == dirfd(d))
+            continue;
+        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0 && la.sin_family == AF_INET &&
+            ntohs(la.sin_port) == port && getpeername(fd, (struct sockaddr *)&pa, &pl) == 0)
+            found = fd;
+    }
+    closedir(d);
+    return found;
+}
+
+static void *bt_blast(void *arg)
+{
+    struct bt_flow *f = arg;
+
+    bt_writer(f); /* fails once the stream is reset: that is the point */
+    return NULL;
+}
+
+/* Waits until fd reports EOF or ECONNRESET; returns the ms it took or -1. */
+static int bt_wait_closed(int fd, int bound_ms)
+{
+    uint64_t start = sd_now_ms();
+    static uint8_t sink[1 << 16];
+
+    while (sd_now_ms() - start < (uint64_t)bound_ms) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        ssize_t r;
+
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno == ECONNRESET))
+            return (int)(sd_now_ms() - start);
+    }
+    return -1;
+}
+
+static void test_link_killed_mid_transfer_closes_streams(void **state)
+{
+    struct bt_pair p;
+    struct bt_flow w = { .seed = 33, .count = 1000 };
+    pthread_t t;
+    int qp_fd, ms_a, ms_b;
+
+    (void)state;
+    bt_setup(&p, 1);
+    w.fd = p.a.app_fd;
+    assert_int_equal(pthread_create(&t, NULL, bt_blast, &w), 0);
+    usleep(100000); /* traffic flowing A -> B, nobody reading B: queues fill */
+    qp_fd = bt_find_accepted_socket(p.port, sd_soft_provider.listener_fd(p.listener));
+    assert_true(qp_fd >= 0);
+    assert_int_equal(shutdown(qp_fd, SHUT_RDWR), 0); /* the wire dies under the passive side */
+    ms_b = bt_wait_closed(p.b.app_fd, BT_END_BOUND_MS);
+    ms_a = bt_wait_closed(p.a.app_fd, BT_END_BOUND_MS);
+    print_message("# streams closed %d ms (B, TCP) and %d ms (A) after the kill\n", ms_b, ms_a);
+    assert_true(ms_b >= 0);
+    assert_true(ms_a >= 0);
+    shutdown(p.a.app_fd, SHUT_RDWR); /* unblock the writer if it is still in send() */
+    pthread_join(t, NULL);
+    bt_teardown(&p);
+    assert_true(p.a.end_err < 0);
+    assert_true(p.b.end_err < 0);
+}
+
+static void test_stream_eof_disconnects_link(void **state)
+{
+    struct bt_pair p;
+    uint64_t closed_at;
+    int ms;
+
+    (void)state;
+    bt_setup(&p, 0);
+    bt_exchange(&p, 3);
+    closed_at = sd_now_ms();
+    shutdown(p.a.app_fd, SHUT_WR); /* the program is done: EOF on A's stream */
+    ms = bt_wait_closed(p.b.app_fd, BT_END_BOUND_MS);
+    assert_true(ms >= 0);
+    bt_teardown(&p);
+    assert_int_equal(p.a.end_err, 0);        /* A: orderly disconnect after its stream's EOF */
+    assert_true(p.b.end_err < 0);            /* B: the peer went away */
+    assert_true(p.a.ended_at - closed_at < BT_END_BOUND_MS);
+    print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_messages_cross_intact_both_ways),
+        cmocka_unit_test(test_link_killed_mid_transfer_closes_streams),
+        cmocka_unit_test(test_stream_eof_disconnects_link),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

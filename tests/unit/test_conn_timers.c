@@ -1,0 +1,268 @@
+/* tests/unit/test_conn_timers.c — the Negotiation and Idle Connection timers and
+ * keepalives (MS-SMBD 3.1.2, 3.1.5.1, 3.1.5.5, 3.1.5.8, 3.1.6), driven by explicit
+ * time: nothing here sleeps. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "th_conn.h"
+
+#define MIB (1024u * 1024u)
+
+static void test_negotiation_timer_active(void **state)
+{
+    struct th_end e;
+
+    (void)state;
+    th_end_init(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(1));
+    assert_int_equal(smbd_conn_next_timer(e.conn), UINT64_MAX);
+    smbd_conn_start(e.conn, 500);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 500 + 120000);
+    smbd_conn_on_timer(e.conn, 500 + 119999);
+    assert_int_equal(e.terminated_calls, 0);
+    smbd_conn_on_timer(e.conn, 500 + 120000);
+    assert_int_equal(e.terminated_calls, 1);
+    assert_int_equal(e.term_err, -ETIMEDOUT);
+    assert_non_null(strstr(e.term_reason, "3.1.6.1"));
+    assert_int_equal(fake_disconnects(e.qp), 1);
+    assert_int_equal(smbd_conn_next_timer(e.conn), UINT64_MAX);
+    th_end_free(&e);
+}
+
+static void test_negotiation_timer_passive_and_configurable(void **state)
+{
+    struct th_end e;
+    struct smbd_config cfg;
+
+    (void)state;
+    th_end_init(&e, SMBD_ROLE_PASSIVE, NULL, fake_qp_new(2));
+    smbd_conn_start(e.conn, 0);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 5000);
+    smbd_conn_on_timer(e.conn, 5000);
+    assert_int_equal(e.term_err, -ETIMEDOUT);
+    th_end_free(&e);
+
+    smbd_config_default(&cfg, SMBD_ROLE_PASSIVE);
+    cfg.negotiate_timeout_ms = 42;
+    th_end_init(&e, SMBD_ROLE_PASSIVE, &cfg, fake_qp_new(3));
+    smbd_conn_start(e.conn, 1);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 43);
+    th_end_free(&e);
+}
+
+/* An ACTIVE engine established at time 0 with the test as its peer. */
+static void established(struct th_end *e, const struct smbd_config *cfg, uint16_t granted)
+{
+    uint8_t m[32];
+
+    th_end_init(e, SMBD_ROLE_ACTIVE, cfg, fake_qp_new(9));
+    smbd_conn_start(e->conn, 0);
+    fake_inject(e->qp, m, th_negotiate_resp(m, 0x100, 10, granted, 0, MIB, 1364, 8192, MIB), 0);
+    th_poll(e, 0, 1000);
+    assert_int_equal(e->established, 1);
+    fake_sent_clear(e->qp);
+}
+
+static void peer_sends(struct th_end *e, uint16_t flags, uint16_t grant, uint64_t now)
+{
+    uint8_t m[32];
+
+    assert_int_equal(fake_inject(e->qp, m, th_data_msg(m, 10, grant, flags, 0, 0, 0, NULL, 0), 0), 0);
+    th_poll(e, now, 1000);
+}
+
+/* 3.1.6.2: the idle timer sends a keepalive with RESPONSE_REQUESTED; any message
+ * from the peer answers it and restarts the timer (3.1.5.5). */
+static void test_idle_keepalive_answered(void **state)
+{
+    struct th_end e;
+    const struct fake_sent *m;
+    struct smbd_stats st;
+
+    (void)state;
+    established(&e, NULL, 10);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 120000);
+    smbd_conn_on_timer(e.conn, 119999);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    smbd_conn_on_timer(e.conn, 120000);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    m = fake_sent_get(e.qp, 0);
+    assert_int_equal(m->len, 20);
+    assert_int_equal(th_get16(m->data + 4), 1); /* SMB_DIRECT_RESPONSE_REQUESTED */
+    assert_int_equal(smbd_conn_next_timer(e.conn), 120000 + 5000);
+    peer_sends(&e, 0, 1, 121000);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 121000 + 120000);
+    smbd_conn_on_timer(e.conn, 125000);
+    assert_int_equal(e.terminated_calls, 0);
+    smbd_conn_get_stats(e.conn, &st);
+    assert_int_equal(st.keepalives_sent, 1);
+    th_end_free(&e);
+}
+
+/* 3.1.6.2: no message within the keepalive timeout terminates with ETIMEDOUT. */
+static void test_idle_keepalive_unanswered(void **state)
+{
+    struct th_end e;
+    struct smbd_config cfg;
+
+    (void)state;
+    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
+    cfg.keepalive_interval_ms = 1000;
+    cfg.keepalive_timeout_ms = 300;
+    established(&e, &cfg, 10);
+    smbd_conn_on_timer(e.conn, 1000);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    smbd_conn_on_timer(e.conn, 1299);
+    assert_int_equal(e.terminated_calls, 0);
+    smbd_conn_on_timer(e.conn, 1300);
+    assert_int_equal(e.terminated_calls, 1);
+    assert_int_equal(e.term_err, -ETIMEDOUT);
+    assert_non_null(strstr(e.term_reason, "3.1.6.2"));
+    th_end_free(&e);
+}
+
+/* A keepalive that cannot go out for lack of credits still times out. */
+static void test_keepalive_without_credits_times_out(void **state)
+{
+    struct th_end e;
+    struct smbd_config cfg;
+
+    (void)state;
+    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
+    cfg.keepalive_interval_ms = 1000;
+    cfg.keepalive_timeout_ms = 300;
+    established(&e, &cfg, 1); /* the grant message spent the only credit */
+    smbd_conn_on_timer(e.conn, 1000);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    smbd_conn_on_timer(e.conn, 1300);
+    assert_int_equal(e.term_err, -ETIMEDOUT);
+    th_end_free(&e);
+}
+
+/* 3.1.5.1: a keepalive due while data waits for credit rides on that data. */
+static void test_keepalive_rides_on_data(void **state)
+{
+    struct th_end e;
+    struct smbd_config cfg;
+    uint8_t data[100] = { 1 };
+    struct iovec iov = { data, sizeof(data) };
+    const struct fake_sent *m;
+
+    (void)state;
+    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
+    cfg.keepalive_interval_ms = 1000;
+    established(&e, &cfg, 2); /* one credit left after the grant message */
+    smbd_conn_pause_receive(e.conn, 1, 0); /* nothing to grant: the last credit waits */
+    assert_int_equal(smbd_conn_send(e.conn, &iov, 1, 10), 0);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    smbd_conn_on_timer(e.conn, 1000);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    smbd_conn_pause_receive(e.conn, 0, 1001);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    m = fake_sent_get(e.qp, 0);
+    assert_int_equal(th_get32(m->data + 16), 100);
+    assert_int_equal(th_get16(m->data + 4), 1); /* RESPONSE_REQUESTED on the data */
+    assert_true(th_get16(m->data + 2) > 0);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 1001 + 5000);
+    th_end_free(&e);
+}
+
+/* 3.1.5.8: RESPONSE_REQUESTED from the peer is answered at once, even with no
+ * data, and the answer does not itself ask for a response. */
+static void test_response_requested_is_answered(void **state)
+{
+    struct th_end e;
+    const struct fake_sent *m;
+    struct smbd_stats st;
+
+    (void)state;
+    established(&e, NULL, 10);
+    peer_sends(&e, 1, 0, 50);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    m = fake_sent_get(e.qp, 0);
+    assert_int_equal(m->len, 20);
+    assert_int_equal(th_get16(m->data + 4), 0);
+    smbd_conn_get_stats(e.conn, &st);
+    assert_int_equal(st.keepalives_received, 1);
+    assert_int_equal(st.keepalives_sent, 0);
+    th_end_free(&e);
+}
+
+/* The answer obeys the credit rules: with one credit and nothing to grant it waits. */
+static void test_response_requested_respects_last_credit(void **state)
+{
+    struct th_end e;
+
+    (void)state;
+    established(&e, NULL, 2); /* one credit left after the grant message */
+    smbd_conn_pause_receive(e.conn, 1, 0);
+    peer_sends(&e, 1, 0, 50);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    smbd_conn_pause_receive(e.conn, 0, 60);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    assert_true(th_get16(fake_sent_get(e.qp, 0)->data + 2) > 0);
+    th_end_free(&e);
+}
+
+static void test_keepalive_disabled(void **state)
+{
+    struct th_end e;
+    struct smbd_config cfg;
+
+    (void)state;
+    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
+    cfg.keepalive_interval_ms = 0;
+    established(&e, &cfg, 10);
+    assert_int_equal(smbd_conn_next_timer(e.conn), UINT64_MAX);
+    smbd_conn_on_timer(e.conn, UINT64_MAX - 1);
+    assert_int_equal(fake_sent_count(e.qp), 0);
+    assert_int_equal(e.terminated_calls, 0);
+    th_end_free(&e);
+}
+
+/* Extra send buffers added under load are freed once unused for a while. */
+static void test_send_pool_shrinks(void **state)
+{
+    struct th_end a, b;
+    static uint8_t big[4 * MIB];
+    struct iovec iov = { big, sizeof(big) };
+    int mrs;
+
+    (void)state;
+    th_pair_establish(&a, &b, NULL, NULL, 4);
+    mrs = fake_mr_count(a.qp);
+    assert_int_equal(smbd_conn_send(a.conn, &iov, 1, 10), 0);
+    assert_true(fake_mr_count(a.qp) > mrs);
+    th_settle(&a, &b, 10);
+    assert_int_equal(b.delivered, 1);
+    assert_true(smbd_conn_next_timer(a.conn) <= 10 + 1000);
+    smbd_conn_on_timer(a.conn, 10 + 999);
+    assert_true(fake_mr_count(a.qp) > mrs);
+    smbd_conn_on_timer(a.conn, 10 + 1000);
+    assert_int_equal(fake_mr_count(a.qp), mrs);
+    assert_int_equal(smbd_conn_next_timer(a.conn), 10 + 120000);
+    th_end_free(&a);
+    th_end_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_negotiation_timer_active),
+        cmocka_unit_test(test_negotiation_timer_passive_and_configurable),
+        cmocka_unit_test(test_idle_keepalive_answered),
+        cmocka_unit_test(test_idle_keepalive_unanswered),
+        cmocka_unit_test(test_keepalive_without_credits_times_out),
+        cmocka_unit_test(test_keepalive_rides_on_data),
+        cmocka_unit_test(test_response_requested_is_answered),
+        cmocka_unit_test(test_response_requested_respects_last_credit),
+        cmocka_unit_test(test_keepalive_disabled),
+        cmocka_unit_test(test_send_pool_shrinks),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

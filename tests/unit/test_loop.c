@@ -1,0 +1,287 @@
+/* tests/unit/test_loop.c — sd_loop: fd readiness, watches changed from inside
+ * callbacks, timer order and cancel, posting from another thread, stop. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sd_loop.h"
+
+struct fd_probe {
+    struct sd_loop *loop;
+    int fd;
+    int calls;
+    int last_revents;
+    int other_fd; /* deleted by this callback when >= 0 */
+};
+
+static void fd_probe_cb(void *ctx, int revents)
+{
+    struct fd_probe *p = ctx;
+
+    p->calls++;
+    p->last_revents = revents;
+    if (p->other_fd >= 0)
+        assert_int_equal(sd_loop_del_fd(p->loop, p->other_fd), 0);
+}
+
+static void test_fd_readable_and_writable(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    int sv[2];
+    struct fd_probe p = { .loop = l, .other_fd = -1 };
+
+    (void)state;
+    assert_non_null(l);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    p.fd = sv[0];
+    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
+    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), -EEXIST);
+
+    assert_int_equal(sd_loop_run_once(l, 20), 0); /* nothing to read: times out */
+    assert_int_equal(p.calls, 0);
+
+    assert_int_equal(write(sv[1], "x", 1), 1);
+    assert_int_equal(sd_loop_run_once(l, 1000), 1);
+    assert_int_equal(p.calls, 1);
+    assert_true(p.last_revents & SD_EV_IN);
+    assert_false(p.last_revents & SD_EV_OUT);
+
+    assert_int_equal(sd_loop_mod_fd(l, sv[0], SD_EV_OUT), 0);
+    assert_int_equal(sd_loop_run_once(l, 1000), 1);
+    assert_true(p.last_revents & SD_EV_OUT);
+    assert_false(p.last_revents & SD_EV_IN);
+
+    close(sv[1]);
+    assert_int_equal(sd_loop_mod_fd(l, sv[0], 0), 0);
+    assert_int_equal(sd_loop_run_once(l, 1000), 1);
+    assert_true(p.last_revents & SD_EV_HUP);
+
+    assert_int_equal(sd_loop_del_fd(l, sv[0]), 0);
+    assert_int_equal(sd_loop_del_fd(l, sv[0]), -ENOENT);
+    assert_int_equal(sd_loop_mod_fd(l, sv[0], SD_EV_IN), -ENOENT);
+    p.calls = 0;
+    assert_int_equal(sd_loop_run_once(l, 20), 0);
+    assert_int_equal(p.calls, 0);
+    close(sv[0]);
+    sd_loop_free(l);
+}
+
+/* Two ready fds; whichever callback runs first deletes the other's watch, which then
+ * must not run although epoll already reported it in the same batch. */
+static void test_del_from_callback_skips_pending_event(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    int a[2], b[2];
+    struct fd_probe pa = { .loop = l }, pb = { .loop = l };
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
+    pa.fd = a[0], pa.other_fd = b[0];
+    pb.fd = b[0], pb.other_fd = a[0];
+    assert_int_equal(sd_loop_add_fd(l, a[0], SD_EV_OUT, fd_probe_cb, &pa), 0);
+    assert_int_equal(sd_loop_add_fd(l, b[0], SD_EV_OUT, fd_probe_cb, &pb), 0);
+    assert_int_equal(sd_loop_run_once(l, 1000), 1);
+    assert_int_equal(pa.calls + pb.calls, 1);
+    for (int i = 0; i < 2; i++) {
+        close(a[i]);
+        close(b[i]);
+    }
+    sd_loop_free(l);
+}
+
+struct timer_log {
+    struct sd_loop *loop;
+    int order[8];
+    int n;
+    int64_t cancel_id; /* cancelled by the first callback when > 0 */
+};
+
+struct timer_arg {
+    struct timer_log *log;
+    int tag;
+};
+
+static void timer_log_cb(void *ctx, uint64_t now)
+{
+    struct timer_arg *a = ctx;
+
+    assert_true(now > 0);
+    a->log->order[a->log->n++] = a->tag;
+    if (a->log->cancel_id > 0) {
+        sd_loop_cancel_timer(a->log->loop, a->log->cancel_id);
+        a->log->cancel_id = 0;
+    }
+}
+
+static void run_until(struct sd_loop *l, int *done, int want, int limit_ms)
+{
+    uint64_t end = sd_now_ms() + (uint64_t)limit_ms;
+
+    while (*done < want && sd_now_ms() < end)
+        assert_true(sd_loop_run_once(l, 50) >= 0);
+}
+
+static void test_timers_fire_in_time_order(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct timer_log log = { .loop = l };
+    struct timer_arg args[5];
+    uint64_t now = sd_now_ms(), start;
+    static const int delay[5] = { 60, 20, 40, 20, 0 };
+
+    (void)state;
+    for (int i = 0; i < 5; i++) {
+        args[i] = (struct timer_arg){ &log, i };
+        assert_true(sd_loop_add_timer(l, now + (uint64_t)delay[i], timer_log_cb, &args[i]) > 0);
+    }
+    start = sd_now_ms();
+    run_until(l, &log.n, 5, 2000);
+    assert_int_equal(log.n, 5);
+    /* Equal times keep insertion order. */
+    assert_int_equal(log.order[0], 4);
+    assert_int_equal(log.order[1], 1);
+    assert_int_equal(log.order[2], 3);
+    assert_int_equal(log.order[3], 2);
+    assert_int_equal(log.order[4], 0);
+    assert_true(sd_now_ms() - start >= 55);
+    sd_loop_free(l);
+}
+
+static void test_timer_cancel(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct timer_log log = { .loop = l };
+    struct timer_arg a = { &log, 1 }, b = { &log, 2 }, c = { &log, 3 };
+    uint64_t now = sd_now_ms();
+    int64_t ida, idb, idc;
+
+    (void)state;
+    ida = sd_loop_add_timer(l, now + 10, timer_log_cb, &a);
+    idb = sd_loop_add_timer(l, now + 30, timer_log_cb, &b);
+    idc = sd_loop_add_timer(l, now + 40, timer_log_cb, &c);
+    assert_true(ida > 0 && idb > ida && idc > idb);
+    sd_loop_cancel_timer(l, ida);
+    sd_loop_cancel_timer(l, ida);    /* unknown now: ignored */
+    sd_loop_cancel_timer(l, 999999); /* never existed: ignored */
+    log.cancel_id = idc;             /* b's callback cancels c */
+    run_until(l, &log.n, 1, 2000);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.order[0], 2);
+    assert_int_equal(sd_loop_run_once(l, 100), 0); /* c never fires */
+    assert_int_equal(log.n, 1);
+    sd_loop_free(l); /* frees nothing pending: no leak under ASan */
+}
+
+/* A timer re-armed for "now" from its own callback runs in the next round, not in a
+ * loop inside this one. */
+struct rearm {
+    struct sd_loop *loop;
+    int fired;
+};
+
+static void rearm_cb(void *ctx, uint64_t now)
+{
+    struct rearm *r = ctx;
+
+    r->fired++;
+    assert_true(sd_loop_add_timer(r->loop, now, rearm_cb, r) > 0);
+}
+
+static void test_timer_rearm_now_does_not_spin(void **state)
+{
+    struct rearm r = { .loop = sd_loop_new() };
+
+    (void)state;
+    assert_true(sd_loop_add_timer(r.loop, sd_now_ms(), rearm_cb, &r) > 0);
+    assert_int_equal(sd_loop_run_once(r.loop, 0), 1);
+    assert_int_equal(r.fired, 1);
+    assert_int_equal(sd_loop_run_once(r.loop, 0), 1);
+    assert_int_equal(r.fired, 2);
+    sd_loop_free(r.loop); /* frees the still-armed timer */
+}
+
+struct post_state {
+    struct sd_loop *loop;
+    pthread_t loop_thread;
+    int count;
+    int wrong_thread;
+};
+
+static void post_cb(void *ctx)
+{
+    struct post_state *s = ctx;
+
+    if (!pthread_equal(pthread_self(), s->loop_thread))
+        s->wrong_thread++;
+    s->count++;
+}
+
+static void *poster(void *arg)
+{
+    struct post_state *s = arg;
+
+    usleep(20000); /* let the loop block in epoll_wait first */
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(sd_loop_post(s->loop, post_cb, s), 0);
+    return NULL;
+}
+
+static void test_post_from_other_thread(void **state)
+{
+    struct post_state s = { .loop = sd_loop_new(), .loop_thread = pthread_self() };
+    pthread_t t;
+    uint64_t end = sd_now_ms() + 5000;
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, poster, &s), 0);
+    while (s.count < 1000 && sd_now_ms() < end)
+        assert_true(sd_loop_run_once(s.loop, -1) >= 0); /* -1: only a post wakes it */
+    pthread_join(t, NULL);
+    assert_int_equal(s.count, 1000);
+    assert_int_equal(s.wrong_thread, 0);
+    sd_loop_free(s.loop);
+}
+
+static void *stopper(void *arg)
+{
+    usleep(30000);
+    sd_loop_stop(arg);
+    return NULL;
+}
+
+static void test_stop_from_other_thread(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    pthread_t t;
+    uint64_t start = sd_now_ms();
+
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, stopper, l), 0);
+    assert_int_equal(sd_loop_run(l), 0);
+    pthread_join(t, NULL);
+    assert_true(sd_now_ms() - start < 2000);
+    sd_loop_free(l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fd_readable_and_writable),
+        cmocka_unit_test(test_del_from_callback_skips_pending_event),
+        cmocka_unit_test(test_timers_fire_in_time_order),
+        cmocka_unit_test(test_timer_cancel),
+        cmocka_unit_test(test_timer_rearm_now_does_not_spin),
+        cmocka_unit_test(test_post_from_other_thread),
+        cmocka_unit_test(test_stop_from_other_thread),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

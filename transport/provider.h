@@ -1,0 +1,166 @@
+/* transport/provider.h — the RDMA provider interface the SMB Direct engine runs over.
+ *
+ * One interface, several providers: soft-iWARP (userspace MPA/DDP/RDMAP over a TCP
+ * socket, transport/soft/), rdma-core verbs (transport/verbs/), and an in-memory fake
+ * used only inside unit tests. Semantics follow RDMA verbs:
+ *   - a buffer handed to post_* belongs to the provider until its completion is polled;
+ *   - every work request completes exactly once (success, or an error status);
+ *   - when the connection is lost, every outstanding work request completes with
+ *     SD_WC_FLUSHED (or the error that caused the loss) and then one pseudo-completion
+ *     with opcode SD_WC_CONN_LOST is returned; further posts fail with -ENOTCONN
+ *     (MS-SMBD 3.1.7.1);
+ *   - a Send arriving with no posted receive, or larger than the posted buffer, is a
+ *     fatal connection error (as on real RDMA hardware).
+ * All functions are non-blocking except connect() and accept(), which are bounded by
+ * a timeout. Functions return 0 or a negative errno value unless stated otherwise.
+ * A provider connection (struct sd_qp) is used by one thread at a time. */
+#ifndef SMBDIRECT_PROVIDER_H
+#define SMBDIRECT_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct sd_qp;       /* one RDMA connection (queue pair + its completion queue) */
+struct sd_listener; /* a passive endpoint accepting connections */
+
+/* Access rights of a memory registration. */
+enum sd_access {
+    SD_ACCESS_LOCAL_WRITE = 1,  /* the local provider may write (receives, read sinks) */
+    SD_ACCESS_REMOTE_READ = 2,  /* the peer may RDMA Read it */
+    SD_ACCESS_REMOTE_WRITE = 4, /* the peer may RDMA Write it */
+};
+
+/* A registered memory region. addr is the tagged offset the peer uses with rkey
+ * (for soft-iWARP and verbs it is the virtual address of base). */
+struct sd_mr {
+    void *base;
+    size_t length;
+    uint32_t lkey;  /* local key for SGEs */
+    uint32_t rkey;  /* STag the peer uses (0 when no remote access was granted) */
+    uint64_t addr;  /* tagged offset of base */
+    int access;     /* enum sd_access bits */
+    void *priv;     /* provider's handle */
+};
+
+/* A scatter/gather element: bytes inside a registered region. */
+struct sd_sge {
+    void *addr;
+    uint32_t length;
+    const struct sd_mr *mr;
+};
+
+enum sd_wc_opcode {
+    SD_WC_SEND,
+    SD_WC_RECV,
+    SD_WC_RDMA_WRITE,
+    SD_WC_RDMA_READ,
+    SD_WC_CONN_LOST, /* pseudo-completion: the connection is gone, nothing more will complete */
+};
+
+enum sd_wc_status {
+    SD_WC_SUCCESS = 0,
+    SD_WC_FLUSHED,       /* connection went away before the request ran */
+    SD_WC_LOCAL_LENGTH,  /* incoming Send larger than the posted receive */
+    SD_WC_LOCAL_PROT,    /* local SGE outside its registration */
+    SD_WC_REMOTE_ACCESS, /* the peer refused a tagged access (bad STag, bounds, rights) */
+    SD_WC_REMOTE_OP,     /* the peer terminated the connection for another reason */
+    SD_WC_FATAL,         /* transport failure (socket error, protocol violation) */
+};
+
+struct sd_wc {
+    uint64_t wr_id;
+    enum sd_wc_opcode opcode;
+    enum sd_wc_status status;
+    uint32_t byte_len;         /* RECV: bytes received */
+    int with_invalidate;       /* RECV: the Send carried an invalidate STag */
+    uint32_t invalidated_rkey; /* RECV: the local STag the peer invalidated */
+};
+
+/* Connection-manager parameters and results. private data is the application's
+ * (the SMB Direct layer's) part only: providers add and strip the MS-SMBD Appendix A
+ * IRD/ORD header themselves when smbd_ird_ord_header is set (iWARP, port 5445). */
+#define SD_MAX_PRIVATE_DATA 196
+struct sd_cm_params {
+    uint32_t ird;                 /* incoming RDMA Read depth we offer (> 0) */
+    uint32_t ord;                 /* outgoing RDMA Read depth we want (> 0) */
+    int smbd_ird_ord_header;      /* add/expect the MS-SMBD 6.1 header */
+    const void *private_data;
+    uint16_t private_data_len;
+    /* Passive side only (may be NULL): called with the new qp once it exists and
+     * before the connection is accepted, so the caller can post its receives before
+     * the peer's first Send can arrive (a Send with no posted receive is fatal).
+     * A negative return rejects the connection. */
+    int (*pre_accept)(struct sd_qp *qp, void *arg);
+    void *pre_accept_arg;
+};
+
+struct sd_cm_result {
+    uint32_t ird, ord;            /* negotiated values in force on the connection */
+    uint8_t peer_private_data[SD_MAX_PRIVATE_DATA];
+    uint16_t peer_private_data_len;
+    int peer_legacy_le_header;    /* peer sent the Appendix A header little-endian */
+    struct sockaddr_storage local, peer;
+};
+
+/* Which event an sd_qp or sd_listener wants its fd waited for. */
+enum sd_poll { SD_POLL_IN = 1, SD_POLL_OUT = 4 };
+
+struct sd_provider_ops {
+    const char *name; /* "soft" or "rdma" */
+
+    /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the
+     * Appendix A header), 0 for InfiniBand/RoCE (port 445), negative errno when
+     * no RDMA device reaches dst. Soft-iWARP always answers 1. */
+    int (*is_iwarp)(const struct sockaddr *dst, socklen_t dstlen);
+
+    /* Active side: connect to addr, bounded by timeout_ms. NULL with *err set. */
+    struct sd_qp *(*connect)(const struct sockaddr *addr, socklen_t addrlen,
+                             const struct sd_cm_params *params, int timeout_ms,
+                             struct sd_cm_result *result, int *err);
+
+    /* Passive side. listener_fd is readable when accept() will not block long. */
+    struct sd_listener *(*listen)(const struct sockaddr *addr, socklen_t addrlen,
+                                  int backlog, int *err);
+    int (*listener_fd)(struct sd_listener *l);
+    /* Accepts one connection, replies with params (IRD/ORD = MS-SMBD 6.2 min rules),
+     * bounded by timeout_ms. NULL with *err set (the listener stays usable). */
+    struct sd_qp *(*accept)(struct sd_listener *l, const struct sd_cm_params *params,
+                            int timeout_ms, struct sd_cm_result *result, int *err);
+    void (*listener_close)(struct sd_listener *l);
+
+    /* Memory registration with exactly the access bits asked for. */
+    int (*reg_mr)(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
+    int (*dereg_mr)(struct sd_qp *qp, struct sd_mr *mr);
+
+    /* Work requests. signaled=0 on a send asks for no successful completion
+     * (errors always complete); receives and RDMA ops always complete. */
+    int (*post_recv)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
+    int (*post_send)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
+                     uint32_t invalidate_rkey /* 0: plain Send */, int signaled);
+    int (*post_write)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                      uint32_t rkey, uint64_t raddr);
+    int (*post_read)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                     uint32_t rkey, uint64_t raddr);
+
+    /* Event loop integration: wait for fd() with the events of poll_events(),
+     * then call progress() (moves bytes, may generate completions), then poll_cq()
+     * until it returns 0. poll_cq returns the number of completions (>= 0). */
+    int (*fd)(struct sd_qp *qp);
+    int (*poll_events)(struct sd_qp *qp);
+    int (*progress)(struct sd_qp *qp);
+    int (*poll_cq)(struct sd_qp *qp, struct sd_wc *wc, int max);
+
+    /* Starts an orderly disconnect; outstanding requests flush, then CONN_LOST. */
+    void (*disconnect)(struct sd_qp *qp);
+    /* Frees everything; the qp must not be used afterwards. */
+    void (*destroy)(struct sd_qp *qp);
+};
+
+extern const struct sd_provider_ops sd_soft_provider;  /* transport/soft/ */
+extern const struct sd_provider_ops sd_verbs_provider; /* transport/verbs/ */
+
+/* Returns 1 when rdma-core reports at least one RDMA device, else 0. */
+int sd_verbs_device_present(void);
+
+#endif

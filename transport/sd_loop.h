@@ -1,0 +1,41 @@
+/* transport/sd_loop.h — a small epoll event loop with millisecond timers and a
+ * thread-safe "run this on the loop thread" queue. The relay runs one in main();
+ * the preload shim runs one in its engine thread (all signals blocked). */
+#ifndef SMBDIRECT_SD_LOOP_H
+#define SMBDIRECT_SD_LOOP_H
+
+#include <stdint.h>
+
+struct sd_loop;
+
+enum sd_loop_ev { SD_EV_IN = 1, SD_EV_OUT = 4, SD_EV_ERR = 8, SD_EV_HUP = 16 };
+
+typedef void (*sd_fd_cb)(void *ctx, int revents);
+typedef void (*sd_timer_cb)(void *ctx, uint64_t now_ms);
+typedef void (*sd_task_cb)(void *ctx);
+
+uint64_t sd_now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
+
+struct sd_loop *sd_loop_new(void);
+void sd_loop_free(struct sd_loop *l);
+
+/* fd watches: one watch per fd; events is a mask of SD_EV_IN/SD_EV_OUT. */
+int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx);
+int sd_loop_mod_fd(struct sd_loop *l, int fd, int events);
+int sd_loop_del_fd(struct sd_loop *l, int fd);
+
+/* One-shot timer at absolute time at_ms; re-arming an id replaces it. Returns an id
+ * (> 0) or -errno; sd_loop_cancel_timer ignores unknown ids. */
+int64_t sd_loop_add_timer(struct sd_loop *l, uint64_t at_ms, sd_timer_cb cb, void *ctx);
+void sd_loop_cancel_timer(struct sd_loop *l, int64_t id);
+
+/* Thread-safe: queue cb(ctx) to run on the loop thread and wake it. */
+int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx);
+
+/* Runs callbacks for at most timeout_ms (-1: until an event). Returns the number of
+ * callbacks run or -errno. sd_loop_run loops until sd_loop_stop. */
+int sd_loop_run_once(struct sd_loop *l, int timeout_ms);
+int sd_loop_run(struct sd_loop *l);
+void sd_loop_stop(struct sd_loop *l);
+
+#endif

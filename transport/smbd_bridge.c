@@ -1,0 +1,411 @@
+/* transport/smbd_bridge.c — the data pump between a Direct-TCP byte stream and an SMB
+ * Direct link on an sd_loop (see smbd_bridge.h).
+ *
+ * Stream -> link: recv() straight into the framer, complete messages to smbd_conn_send
+ * (which copies), then one kick of the link per batch. Reading stops while the engine's
+ * send queue is above BRIDGE_SEND_HIGH and resumes below BRIDGE_SEND_LOW.
+ * Link -> stream: each delivered message is written with its prefix at once when the
+ * stream queue is empty (no copy); what the socket does not take goes to an sd_byteq.
+ * Receive credits are paused above BRIDGE_STREAM_HIGH queued bytes and resumed below
+ * BRIDGE_STREAM_LOW.
+ * Engine upcalls only record state; bridge_sync (run after every link event and every
+ * stream event, outside engine calls) applies flow control and ends the bridge. */
+#include "smbd_bridge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sd_byteq.h"
+#include "smbd_framer.h"
+#include "smbd_link_int.h"
+
+#define BRIDGE_SEND_HIGH     (4u << 20) /* engine send queue: stop reading the stream */
+#define BRIDGE_SEND_LOW      (1u << 20) /* ... and resume */
+#define BRIDGE_STREAM_HIGH   (4u << 20) /* stream write queue: pause receive credits */
+#define BRIDGE_STREAM_LOW    (1u << 20) /* ... and resume */
+#define BRIDGE_READ_BUDGET   (4u << 20) /* stream bytes read per event, for fairness */
+#define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
+
+typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
+
+struct smbd_bridge {
+    struct sd_loop *loop;
+    struct smbd_link *link;
+    struct smbd_conn *conn;
+    int fd;
+    int is_tcp;
+    int watched;            /* events the stream fd is watched for, -1: not watched */
+    int hup;                /* the stream reported HUP (watch only while reading it) */
+    struct smbd_framer framer;
+    struct sd_byteq outq;   /* delivered bytes the stream has not taken yet */
+
+    int send_blocked;       /* engine send queue high: not reading the stream */
+    int recv_paused;        /* stream queue high: receive credits paused */
+    int stream_eof;
+    int disconnecting;
+    int64_t close_timer;
+
+    int ending;
+    int end_err;
+    char end_reason[256];
+    int64_t end_timer;
+
+    uint64_t bytes_in, bytes_out;
+    bridge_end_fn on_end;
+    void *ctx;
+};
+
+static void bridge_sync(struct smbd_bridge *b);
+
+/* ---- ending ---- */
+
+static void bridge_close_stream(struct smbd_bridge *b)
+{
+    if (b->end_err != 0 && b->is_tcp) {
+        struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
+
+        setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    } else {
+        shutdown(b->fd, SHUT_RDWR);
+    }
+    close(b->fd);
+}
+
+static void bridge_end_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+    struct smbd_bridge_stats st = { 0 };
+
+    (void)now;
+    if (b->close_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->close_timer);
+    if (b->end_err == 0 && sd_byteq_len(&b->outq) > 0)
+        (void)sd_byteq_send(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
+    smbd_conn_get_stats(b->conn, &st.smbd);
+    st.stream_bytes_in = b->bytes_in;
+    st.stream_bytes_out = b->bytes_out;
+    st.reason = b->end_reason;
+    smbd_link_set_upper(b->link, NULL, NULL);
+    smbd_link_free(b->link);
+    bridge_close_stream(b);
+    smbd_framer_destroy(&b->framer);
+    sd_byteq_free(&b->outq);
+    b->on_end(b->ctx, &st, b->end_err);
+    free(b);
+}
+
+/* Records the first reason and ends the bridge from the loop, outside engine calls. */
+static void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (b->ending)
+        return;
+    b->ending = 1;
+    b->end_err = err;
+    va_start(ap, fmt);
+    vsnprintf(b->end_reason, sizeof(b->end_reason), fmt, ap);
+    va_end(ap);
+    if (b->watched >= 0)
+        sd_loop_del_fd(b->loop, b->fd);
+    b->watched = -1;
+    b->end_timer = sd_loop_add_timer(b->loop, 0, bridge_end_cb, b);
+    if (b->end_timer < 0) /* cannot defer: the loop is out of memory; end on the close timer */
+        sd_error("bridge: cannot schedule the end: %s", strerror((int)-b->end_timer));
+    sd_debug("bridge fd %d ending: %s", b->fd, b->end_reason);
+}
+
+static void bridge_close_timeout_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+
+    (void)now;
+    b->close_timer = 0;
+    if (!b->ending)
+        bridge_fail(b, 0, "stream closed; SMB Direct disconnect not confirmed in %d ms",
+                    BRIDGE_CLOSE_MS);
+}
+
+/* ---- link -> stream ---- */
+
+static void br_deliver(void *ctx, const uint8_t *data, size_t len)
+{
+    struct smbd_bridge *b = ctx;
+    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    struct iovec iov[2] = { { prefix, sizeof(prefix) }, { (void *)data, len } };
+    size_t sent = 0;
+    int rc;
+
+    if (b->ending)
+        return;
+    smbd_framer_prefix((uint32_t)len, prefix);
+    if (sd_byteq_len(&b->outq) == 0) {
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+        ssize_t n;
+
+        do
+            n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            bridge_fail(b, -errno, "stream write: %s", strerror(errno));
+            return;
+        }
+        sent = n > 0 ? (size_t)n : 0;
+        b->bytes_out += sent;
+    }
+    if (sent < sizeof(prefix) + len && (rc = sd_byteq_append(&b->outq, iov, 2, sent)) < 0)
+        bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
+}
+
+static void br_terminated(void *ctx, int err, const char *reason)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->disconnecting && err == 0)
+        bridge_fail(b, 0, "stream closed; SMB Direct disconnected");
+    else
+        bridge_fail(b, err ? err : -ECONNRESET, "SMB Direct: %s", reason);
+}
+
+static const struct smbd_upper bridge_upper = {
+    .deliver = br_deliver,
+    .terminated = br_terminated,
+};
+
+/* ---- stream -> link ---- */
+
+/* Sends the complete messages the framer holds while the engine queue has room. */
+static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
+{
+    const uint8_t *msg;
+    const char *why;
+    size_t len;
+    int rc;
+
+    while (!b->ending && !b->send_blocked) {
+        rc = smbd_framer_pop(&b->framer, &msg, &len, &why);
+        if (rc == 0)
+            return;
+        if (rc < 0) {
+            struct smbd_params p;
+
+            smbd_conn_query(b->conn, &p);
+            bridge_fail(b, -EPROTO, "stream: %s (the peer's MaxFragmentedSize is %u: the "
+                        "program must not send larger SMB2 messages)", why,
+                        p.max_fragmented_send_size);
+            return;
+        }
+        rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
+        if (rc == -EMSGSIZE) {
+            bridge_fail(b, rc, "a %zu-byte SMB2 message exceeds the peer's MaxFragmentedSize; "
+                        "lower the program's maximum read/write size", len);
+            return;
+        }
+        if (rc < 0) {
+            bridge_fail(b, rc, "SMB Direct send: %s", strerror(-rc));
+            return;
+        }
+        if (smbd_conn_send_queued(b->conn) >= BRIDGE_SEND_HIGH)
+            b->send_blocked = 1;
+    }
+}
+
+static void bridge_stream_eof(struct smbd_bridge *b)
+{
+    b->stream_eof = 1;
+    if (smbd_framer_buffered(&b->framer) > 0)
+        sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
+                 smbd_framer_buffered(&b->framer));
+}
+
+/* Reads up to the budget, sending complete messages as they arrive. */
+static void bridge_read_stream(struct smbd_bridge *b)
+{
+    uint64_t now = sd_now_ms();
+    size_t budget = BRIDGE_READ_BUDGET;
+
+    bridge_send_buffered(b, now);
+    while (!b->ending && !b->send_blocked && !b->stream_eof && budget > 0) {
+        uint8_t *dst;
+        size_t room;
+        ssize_t n;
+        int rc = smbd_framer_space(&b->framer, &dst, &room);
+
+        if (rc < 0) {
+            bridge_fail(b, rc, "stream buffer: %s", strerror(-rc));
+            break;
+        }
+        n = recv(b->fd, dst, room, 0);
+        if (n == 0) {
+            bridge_stream_eof(b);
+            break;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                bridge_fail(b, -errno, "stream read: %s", strerror(errno));
+            break;
+        }
+        smbd_framer_commit(&b->framer, (size_t)n);
+        b->bytes_in += (size_t)n;
+        budget = (size_t)n < budget ? budget - (size_t)n : 0;
+        bridge_send_buffered(b, now);
+    }
+    if (!b->ending)
+        smbd_link_kick(b->link);
+}
+
+static void bridge_stream_cb(void *ctx, int revents)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (revents & SD_EV_ERR) {
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+
+        getsockopt(b->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        bridge_fail(b, soerr ? -soerr : -EIO, "stream error: %s",
+                    strerror(soerr ? soerr : EIO));
+        return;
+    }
+    if (revents & SD_EV_OUT) {
+        ssize_t n = sd_byteq_send(&b->outq, b->fd);
+
+        if (n < 0) {
+            bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
+            return;
+        }
+        b->bytes_out += (size_t)n;
+    }
+    if (revents & SD_EV_HUP)
+        b->hup = 1;
+    if ((revents & (SD_EV_IN | SD_EV_HUP)) && (b->watched & SD_EV_IN))
+        bridge_read_stream(b);
+    bridge_sync(b);
+}
+
+/* ---- state ---- */
+
+static void bridge_watch_stream(struct smbd_bridge *b)
+{
+    int want = 0, rc = 0;
+
+    if (!b->stream_eof && !b->send_blocked && !b->disconnecting)
+        want |= SD_EV_IN;
+    if (sd_byteq_len(&b->outq) > 0)
+        want |= SD_EV_OUT;
+    if (want == 0 && b->hup)
+        want = -1; /* a hung-up fd would report HUP forever: stop watching it */
+    if (want == b->watched)
+        return;
+    if (want < 0)
+        rc = sd_loop_del_fd(b->loop, b->fd);
+    else if (b->watched < 0)
+        rc = sd_loop_add_fd(b->loop, b->fd, want, bridge_stream_cb, b);
+    else
+        rc = sd_loop_mod_fd(b->loop, b->fd, want);
+    b->watched = want;
+    if (rc < 0)
+        bridge_fail(b, rc, "cannot watch the stream: %s", strerror(-rc));
+}
+
+static void bridge_sync(struct smbd_bridge *b)
+{
+    uint64_t now = sd_now_ms();
+    size_t outq = sd_byteq_len(&b->outq);
+
+    if (b->ending)
+        return;
+    if (!b->recv_paused && outq >= BRIDGE_STREAM_HIGH) {
+        b->recv_paused = 1;
+        smbd_conn_pause_receive(b->conn, 1, now);
+    } else if (b->recv_paused && outq <= BRIDGE_STREAM_LOW) {
+        b->recv_paused = 0;
+        smbd_conn_pause_receive(b->conn, 0, now);
+        smbd_link_kick(b->link); /* the credits go out now */
+    }
+    if (b->send_blocked && smbd_conn_send_queued(b->conn) <= BRIDGE_SEND_LOW) {
+        b->send_blocked = 0;
+        bridge_send_buffered(b, now); /* messages already in the framer need no event */
+        smbd_link_kick(b->link);
+    }
+    if (b->stream_eof && !b->disconnecting && !b->ending &&
+        smbd_conn_send_queued(b->conn) == 0) {
+        b->disconnecting = 1;
+        smbd_conn_disconnect(b->conn);
+        smbd_link_kick(b->link);
+        b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS,
+                                           bridge_close_timeout_cb, b);
+    }
+    if (!b->ending)
+        bridge_watch_stream(b);
+}
+
+static void bridge_after_link(void *ctx)
+{
+    bridge_sync(ctx);
+}
+
+static int stream_is_tcp(int fd)
+{
+    int domain = 0;
+    socklen_t sl = sizeof(domain);
+
+    return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == 0 &&
+           (domain == AF_INET || domain == AF_INET6);
+}
+
+struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
+                                      bridge_end_fn on_end, void *ctx)
+{
+    struct smbd_bridge *b = calloc(1, sizeof(*b));
+    struct smbd_params p;
+    int flags = fcntl(stream_fd, F_GETFL), rc;
+
+    if (!b || flags < 0 || fcntl(stream_fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+        smbd_conn_query(smbd_link_conn(link), &p) < 0) {
+        sd_error("bridge: cannot start on fd %d", stream_fd);
+        goto fail;
+    }
+    *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
+                               .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
+                               .watched = -1, .on_end = on_end, .ctx = ctx };
+    rc = smbd_framer_init(&b->framer, p.max_fragmented_send_size < SMBD_FRAMER_MAX_MSG
+                                          ? p.max_fragmented_send_size
+                                          : SMBD_FRAMER_MAX_MSG);
+    if (rc < 0)
+        goto fail;
+    smbd_conn_set_send_low_water(b->conn, BRIDGE_SEND_LOW);
+    smbd_link_set_upper(link, &bridge_upper, b);
+    rc = smbd_link_attach(link, loop, bridge_after_link, b);
+    if (rc < 0) {
+        smbd_link_set_upper(link, NULL, NULL);
+        goto fail;
+    }
+    if (smbd_conn_is_terminated(b->conn))
+        bridge_fail(b, -ECONNRESET, "SMB Direct connection ended before the bridge started");
+    bridge_sync(b);
+    return b;
+
+fail:
+    free(b);
+    smbd_link_free(link);
+    close(stream_fd);
+    return NULL;
+}
+
+void smbd_bridge_stop(struct smbd_bridge *b, const char *reason)
+{
+    bridge_fail(b, -ECANCELED, "%s", reason);
+}

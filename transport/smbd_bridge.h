@@ -1,0 +1,36 @@
+/* transport/smbd_bridge.h — joins a byte-stream fd carrying SMB2 Direct-TCP framing
+ * (the program's socketpair end in the shim, the TCP connection to the backend in
+ * the relay) to an established SMB Direct link, inside an sd_loop. Stream -> framer ->
+ * smbd_conn_send; delivered messages -> 4-byte prefix + payload -> stream. Flow
+ * control both ways (stop reading the stream when the send queue is high; pause
+ * receive credits when the stream is not writable). Ends on EOF/error of either side:
+ * a lost SMB Direct link resets the stream (the program sees ECONNRESET/EOF). */
+#ifndef SMBDIRECT_SMBD_BRIDGE_H
+#define SMBDIRECT_SMBD_BRIDGE_H
+
+#include "sd_loop.h"
+#include "smbd_link.h"
+
+struct smbd_bridge;
+
+struct smbd_bridge_stats {
+    struct smbd_stats smbd;          /* engine counters */
+    uint64_t stream_bytes_in, stream_bytes_out;
+    const char *reason;              /* one line: why the bridge ended (valid in on_end) */
+};
+
+/* Takes ownership of link and stream_fd (closed when the bridge ends; also when this
+ * fails, returning NULL without calling on_end). on_end runs on the loop thread once,
+ * never from inside smbd_bridge_start, after which the bridge is freed. err is 0 when
+ * the stream ended (EOF) and the link was disconnected in order, else -errno. Must be
+ * called on the loop thread. */
+struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
+                                      void (*on_end)(void *ctx, const struct smbd_bridge_stats *st,
+                                                     int err),
+                                      void *ctx);
+
+/* Ends the bridge now (e.g. the program is shutting down): on_end follows on the loop
+ * with err -ECANCELED and this reason; the SMB Direct link is disconnected. */
+void smbd_bridge_stop(struct smbd_bridge *b, const char *reason);
+
+#endif

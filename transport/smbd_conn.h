@@ -1,0 +1,149 @@
+/* transport/smbd_conn.h — the MS-SMBD connection state machine (MS-SMBD 3.1).
+ *
+ * Free of I/O: it is driven by events (RDMA completions, upper-layer sends, timer
+ * expiry, all with an explicit "now" in milliseconds) and acts only through the
+ * provider interface (transport/provider.h) it is given. Tests drive time and
+ * completions explicitly; the event loops in preload/ and tools/ drive it for real.
+ *
+ * Threading: one connection is used by one thread at a time. Callbacks run inside
+ * the smbd_conn_* call that caused them; they may call smbd_conn_send() but must
+ * not free the connection (free it after the call returns). */
+#ifndef SMBDIRECT_SMBD_CONN_H
+#define SMBDIRECT_SMBD_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "provider.h"
+
+enum smbd_role { SMBD_ROLE_ACTIVE, SMBD_ROLE_PASSIVE, SMBD_ROLE_ESTABLISHED };
+
+/* Local configuration (MS-SMBD 3.1.1.1 and Appendix B defaults). */
+struct smbd_config {
+    uint16_t receive_credit_max;       /* 255: receives we post and credits we may grant */
+    uint16_t send_credit_target;       /* 255: credits we ask the peer for */
+    uint32_t max_send_size;            /* 1364: our preferred send size */
+    uint32_t max_receive_size;         /* 8192: size of each posted receive */
+    uint32_t max_fragmented_recv_size; /* >= 8 MiB + headers: largest message we reassemble */
+    uint32_t max_read_write_size;      /* 8 MiB */
+    uint32_t keepalive_interval_ms;    /* 120 s idle -> keepalive with RESPONSE_REQUESTED */
+    uint32_t keepalive_timeout_ms;     /* no message after a keepalive for this long -> terminate */
+    uint32_t negotiate_timeout_ms;     /* 120 s active, 5 s passive (3.1.2.1) */
+};
+
+void smbd_config_default(struct smbd_config *cfg, enum smbd_role role);
+/* Returns NULL when cfg is usable, else a static string naming the bad field. */
+const char *smbd_config_check(const struct smbd_config *cfg);
+
+/* Negotiated parameters (3.1.4.7 Query Connection Parameters). */
+struct smbd_params {
+    uint16_t protocol;                 /* 0x0100 */
+    uint32_t max_send_size;
+    uint32_t max_receive_size;
+    uint32_t max_fragmented_send_size;
+    uint32_t max_fragmented_recv_size;
+    uint32_t max_read_write_size;
+    uint16_t send_credit_target;
+    uint16_t receive_credit_max;
+    uint16_t send_credits;             /* current */
+    uint16_t receive_credits;          /* current, granted and not yet consumed */
+};
+
+/* Counters for logs, stats and tests. */
+struct smbd_stats {
+    uint64_t msgs_sent, msgs_delivered;    /* upper-layer messages */
+    uint64_t bytes_sent, bytes_delivered;  /* upper-layer payload bytes */
+    uint64_t fragments_sent, fragments_received;
+    uint64_t keepalives_sent, keepalives_received;
+    uint64_t credits_granted, credits_received;
+};
+
+/* Upcalls to the upper layer. Every pointer may be NULL except deliver. */
+struct smbd_upper {
+    /* Negotiation finished; the connection is ESTABLISHED. */
+    void (*established)(void *ctx);
+    /* One complete upper-layer message, in strict order; data is only valid during
+     * the call. An empty Data Transfer message delivers nothing. */
+    void (*deliver)(void *ctx, const uint8_t *data, size_t len);
+    /* A received Send invalidated this local token (3.1.5.8, Connection.InvalidatedToken). */
+    void (*invalidated)(void *ctx, uint32_t token);
+    /* Queued bytes fell below the threshold given to smbd_conn_set_send_low_water. */
+    void (*send_ready)(void *ctx);
+    /* An RDMA Read/Write started with smbd_conn_rdma_* finished (status 0 or -errno). */
+    void (*rdma_done)(void *ctx, uint64_t cookie, int status);
+    /* The connection ended: err is 0 for an orderly local disconnect, else -errno
+     * (-ECONNRESET peer loss, -EPROTO protocol violation, -ETIMEDOUT timers,
+     * -ECONNREFUSED negotiate refused). reason is one human-readable line, also logged. */
+    void (*terminated)(void *ctx, int err, const char *reason);
+};
+
+struct smbd_conn;
+
+struct smbd_conn *smbd_conn_new(enum smbd_role role, const struct smbd_config *cfg,
+                                const struct sd_provider_ops *ops, struct sd_qp *qp,
+                                const struct smbd_upper *upper, void *ctx);
+/* Frees everything, deregistering memory through the provider; does not destroy qp. */
+void smbd_conn_free(struct smbd_conn *c);
+
+/* The RDMA connection is up: post receives; ACTIVE sends the Negotiate Request
+ * (3.1.5.2), PASSIVE waits for one (3.1.7.2); both arm the negotiation timer. */
+int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms);
+
+/* Queue one upper-layer message (3.1.4.2). The bytes are copied. -EMSGSIZE when
+ * larger than MaxFragmentedSendSize (a local error, the connection stays up),
+ * -ENOTCONN when not established/terminated. len 0 sends an empty message. */
+int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms);
+/* Bytes accepted by smbd_conn_send and not yet handed to the provider. */
+size_t smbd_conn_send_queued(const struct smbd_conn *c);
+void smbd_conn_set_send_low_water(struct smbd_conn *c, size_t bytes);
+
+/* Receive-side flow control: while paused, no new receive credits are granted to
+ * the peer (the peer then stops sending); messages already in flight are still
+ * delivered. Used when the upper layer cannot take more data. */
+void smbd_conn_pause_receive(struct smbd_conn *c, int paused, uint64_t now_ms);
+
+/* Feed one provider completion (including SD_WC_CONN_LOST). */
+void smbd_conn_on_completion(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms);
+/* Fire any expired timers (3.1.6). */
+void smbd_conn_on_timer(struct smbd_conn *c, uint64_t now_ms);
+/* Absolute time of the next timer, or UINT64_MAX when none is armed. */
+uint64_t smbd_conn_next_timer(const struct smbd_conn *c);
+
+/* Orderly local disconnect: pending sends are dropped, the provider disconnects;
+ * terminated(ctx, 0, ...) follows once the provider reports the loss. */
+void smbd_conn_disconnect(struct smbd_conn *c);
+
+enum smbd_role smbd_conn_role(const struct smbd_conn *c);
+int smbd_conn_is_established(const struct smbd_conn *c);
+int smbd_conn_is_terminated(const struct smbd_conn *c);
+int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out); /* 3.1.4.7 */
+void smbd_conn_get_stats(const struct smbd_conn *c, struct smbd_stats *out);
+
+/* 2.2.3.1 Buffer Descriptor V1, host order. */
+struct smbd_buffer_desc {
+    uint64_t offset;
+    uint32_t token;
+    uint32_t length;
+};
+
+struct smbd_registration;
+enum smbd_reg_access { SMBD_REG_PEER_READ = 1, SMBD_REG_PEER_WRITE = 2 };
+
+/* Register Buffer (3.1.4.3): makes buf available to the peer and fills up to
+ * max_descs descriptors (each at most MaxReadWriteSize). */
+int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int access,
+                              struct smbd_registration **reg,
+                              struct smbd_buffer_desc *descs, size_t max_descs, size_t *ndescs);
+/* Deregister Buffer (3.1.4.4). */
+int smbd_conn_deregister_buffer(struct smbd_conn *c, struct smbd_registration *reg);
+
+/* RDMA Write to / Read from a peer buffer (3.1.4.5, 3.1.4.6): len bytes starting at
+ * byte `offset` into the concatenation of the descriptor array, split across elements
+ * as needed. Completion is reported through upper->rdma_done(cookie). */
+int smbd_conn_rdma_write(struct smbd_conn *c, uint64_t cookie, const void *local, size_t len,
+                         const struct smbd_buffer_desc *descs, size_t ndescs, uint64_t offset);
+int smbd_conn_rdma_read(struct smbd_conn *c, uint64_t cookie, void *local, size_t len,
+                        const struct smbd_buffer_desc *descs, size_t ndescs, uint64_t offset);
+
+#endif

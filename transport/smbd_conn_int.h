@@ -1,0 +1,192 @@
+/* transport/smbd_conn_int.h — private state of one MS-SMBD connection and the
+ * functions the engine's files (smbd_conn*.c, smbd_credits.c, smbd_send_pool.c)
+ * share. Not part of the public API: include smbd_conn.h instead. */
+#ifndef SMBDIRECT_SMBD_CONN_INT_H
+#define SMBDIRECT_SMBD_CONN_INT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "smbd_conn.h"
+#include "smbd_wire.h"
+
+/* A work request id carries its kind in the top byte, so completions are routed
+ * without trusting wc->opcode (undefined for flushed requests in verbs). */
+#define SMBD_WR_KIND_SHIFT 56
+#define SMBD_WR_INDEX_MASK ((UINT64_C(1) << SMBD_WR_KIND_SHIFT) - 1)
+enum smbd_wr_kind { SMBD_WR_RECV = 1, SMBD_WR_SEND = 2, SMBD_WR_RDMA = 3 };
+
+#define SMBD_MIN_RECEIVE_SIZE      128u     /* 3.1.5.6 / 3.1.5.7 */
+#define SMBD_MIN_FRAGMENTED_SIZE   131072u  /* 3.1.5.6 / 3.1.5.7 */
+#define SMBD_MIN_PEER_CREDITS      3u       /* see smbd_credits.c */
+#define SMBD_SIGNAL_EVERY          16u      /* signal at least every Nth send */
+#define SMBD_REASSEMBLY_KEEP       65536u   /* reassembly capacity kept between messages */
+#define SMBD_POOL_SHRINK_MS        1000u    /* unused extra send buffers freed after this */
+
+/* Connection.KeepaliveRequested (3.1.1.1). */
+enum smbd_keepalive { SMBD_KA_NONE, SMBD_KA_PENDING, SMBD_KA_SENT };
+
+/* Lifecycle beside Connection.Role. */
+enum smbd_state {
+    SMBD_ST_NEW,           /* smbd_conn_start not called yet */
+    SMBD_ST_RUNNING,       /* negotiating or established (see role) */
+    SMBD_ST_DISCONNECTING, /* local orderly disconnect, waiting for CONN_LOST */
+    SMBD_ST_TERMINATED,    /* upper->terminated has been called */
+};
+
+/* One registered send buffer ("slot") holding one complete MS-SMBD message. */
+struct smbd_send_slot {
+    uint8_t *buf;
+    struct smbd_send_chunk *chunk;
+    struct smbd_send_slot *next;  /* free list, SendQueue or in-flight list */
+    uint64_t seq;                 /* posting order, for batched completions */
+    uint32_t data_len;            /* payload bytes at SMBD_DATA_OFFSET */
+    uint32_t remaining;           /* RemainingDataLength of this fragment */
+};
+
+/* One registered allocation of send slots; the first one lives for the connection,
+ * further ones are added under load and freed after SMBD_POOL_SHRINK_MS unused. */
+struct smbd_send_chunk {
+    struct smbd_send_chunk *next;
+    struct sd_mr mr;
+    uint8_t *mem;
+    struct smbd_send_slot *slots;
+    struct smbd_send_slot *free;
+    uint32_t nslots, used;
+    int registered;
+};
+
+struct smbd_fifo {
+    struct smbd_send_slot *head, *tail;
+};
+
+/* One upper-layer RDMA Read or Write, possibly several provider requests. */
+struct smbd_rdma_op {
+    uint64_t cookie;
+    struct sd_mr local_mr;
+    uint32_t outstanding;  /* provider requests not yet completed */
+    int status;            /* first error, or 0 */
+    int in_use;
+};
+
+struct smbd_registration {
+    struct smbd_registration *next, *prev;
+    struct sd_mr mr;
+};
+
+struct smbd_conn {
+    /* Connection.* of 3.1.1.1 */
+    enum smbd_role role;
+    uint16_t protocol;
+    uint32_t max_send_size;
+    uint32_t max_receive_size;
+    uint32_t max_fragmented_send_size;
+    uint32_t max_fragmented_recv_size;
+    uint32_t max_read_write_size;
+    uint16_t send_credit_target;
+    uint32_t send_credits;
+    uint16_t receive_credit_max;
+    uint16_t receive_credit_target;
+    uint32_t receive_credits;        /* granted to the peer and not yet consumed */
+    struct smbd_fifo send_queue;     /* Connection.SendQueue, FIFO of fragments */
+    uint8_t *reasm_buf;              /* Connection.FragmentReassemblyBuffer */
+    size_t reasm_len, reasm_cap;
+    uint32_t reasm_remaining;        /* Connection.FragmentReassemblyRemaining */
+    int reasm_active;
+    uint32_t invalidated_token;      /* Connection.InvalidatedToken */
+    int invalidated_set;
+    enum smbd_keepalive keepalive;   /* Connection.KeepaliveRequested */
+    int send_immediate;              /* Connection.SendImmediate */
+
+    /* engine state */
+    enum smbd_state state;
+    struct smbd_config cfg;
+    const struct sd_provider_ops *ops;
+    struct sd_qp *qp;
+    struct smbd_upper upper;
+    void *ctx;
+    struct smbd_stats stats;
+    int recv_paused;
+    int fail_response_pending;       /* disconnect once the failure response went out */
+
+    /* receive pool: receive_credit_max buffers of cfg.max_receive_size */
+    uint8_t *recv_mem;
+    struct sd_mr recv_mr;
+    uint8_t *recv_posted_flag;
+    uint32_t recv_count, recv_buf_size, recv_posted;
+
+    /* send pool and queues */
+    struct smbd_send_chunk *chunks;  /* first = permanent base chunk */
+    uint32_t send_buf_size;
+    uint32_t slots_free;             /* over all chunks */
+    struct smbd_fifo in_flight;      /* posted, completion not yet seen */
+    uint64_t send_seq;
+    uint32_t unsignaled_run;
+    size_t queued_bytes;             /* payload bytes in send_queue */
+    size_t low_water;
+    int send_ready_armed;
+    uint64_t pool_extra_used_ms;
+
+    /* timers (absolute ms, UINT64_MAX = not armed) */
+    uint64_t negotiate_deadline;
+    uint64_t idle_deadline;
+
+    /* RDMA operations and registrations */
+    struct smbd_rdma_op **rdma_ops;  /* index = work request id; reused when done */
+    uint32_t rdma_ops_cap;
+    struct smbd_registration *regs;
+};
+
+static inline int smbd_is_live(const struct smbd_conn *c)
+{
+    return c->state == SMBD_ST_RUNNING;
+}
+
+/* smbd_conn.c */
+void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void smbd_become_established(struct smbd_conn *c, uint64_t now_ms);
+void smbd_drop_send_queue(struct smbd_conn *c);
+
+/* smbd_conn_negotiate.c (3.1.5.2, 3.1.5.3, 3.1.5.6, 3.1.5.7) */
+int smbd_send_negotiate_request(struct smbd_conn *c);
+void smbd_recv_negotiate_request(struct smbd_conn *c, const uint8_t *buf, uint32_t len,
+                                 uint64_t now_ms);
+void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint32_t len,
+                                  uint64_t now_ms);
+
+/* smbd_conn_recv.c (3.1.5.5, 3.1.5.8) */
+int smbd_recv_pool_init(struct smbd_conn *c);
+void smbd_recv_pool_free(struct smbd_conn *c);
+int smbd_post_recv(struct smbd_conn *c, uint32_t idx);
+void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms);
+
+/* smbd_conn_send.c (3.1.5.1, 3.1.5.4) */
+void smbd_send_pump(struct smbd_conn *c, uint64_t now_ms);
+int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, int signaled);
+void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc);
+
+/* smbd_send_pool.c */
+int smbd_send_pool_init(struct smbd_conn *c);
+void smbd_send_pool_free(struct smbd_conn *c);
+int smbd_send_pool_reserve(struct smbd_conn *c, uint32_t nslots, uint64_t now_ms);
+struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms);
+void smbd_slot_put(struct smbd_conn *c, struct smbd_send_slot *s);
+void smbd_send_pool_shrink(struct smbd_conn *c, uint64_t now_ms);
+uint64_t smbd_send_pool_next_shrink(const struct smbd_conn *c);
+void smbd_fifo_push(struct smbd_fifo *q, struct smbd_send_slot *s);
+struct smbd_send_slot *smbd_fifo_pop(struct smbd_fifo *q);
+
+/* smbd_credits.c (3.1.5.9) */
+uint32_t smbd_credits_peek_grant(const struct smbd_conn *c);
+uint16_t smbd_credits_take_grant(struct smbd_conn *c);
+int smbd_credits_refill_due(const struct smbd_conn *c);
+
+/* smbd_conn_timers.c (3.1.2, 3.1.6) */
+void smbd_idle_timer_restart(struct smbd_conn *c, uint64_t now_ms);
+
+/* smbd_conn_rdma.c (3.1.4.3 - 3.1.4.6) */
+void smbd_on_rdma_done(struct smbd_conn *c, const struct sd_wc *wc);
+void smbd_rdma_free_all(struct smbd_conn *c);
+
+#endif

@@ -1,0 +1,249 @@
+/* transport/smbd_conn_recv.c — the receive side: the pool of posted receive
+ * buffers, routing of received messages by role (MS-SMBD 3.1.5.5), and Data
+ * Transfer processing with every MUST-verify rule, credit bookkeeping and
+ * reassembly (3.1.5.8). Each fragment is copied out of its receive buffer at once
+ * and the buffer reposted, so a large reassembly never starves receive credits. */
+#include "smbd_conn_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static uint32_t recv_stride(const struct smbd_conn *c)
+{
+    return (c->cfg.max_receive_size + 63u) & ~63u;
+}
+
+int smbd_post_recv(struct smbd_conn *c, uint32_t idx)
+{
+    struct sd_sge sge = {
+        .addr = c->recv_mem + (size_t)idx * recv_stride(c),
+        .length = c->cfg.max_receive_size,
+        .mr = &c->recv_mr,
+    };
+    int err = c->ops->post_recv(c->qp, (uint64_t)SMBD_WR_RECV << SMBD_WR_KIND_SHIFT | idx, &sge);
+
+    if (!err) {
+        c->recv_posted_flag[idx] = 1;
+        c->recv_posted++;
+    }
+    return err;
+}
+
+/* 3.1.4.1 / 3.1.7.2 post at least one receive before negotiating; posting the
+ * whole pool (ReceiveCreditMax buffers) now means later grants never allocate. */
+int smbd_recv_pool_init(struct smbd_conn *c)
+{
+    size_t bytes = (size_t)c->receive_credit_max * recv_stride(c);
+    int err;
+
+    c->recv_mem = aligned_alloc(64, bytes);
+    c->recv_posted_flag = calloc(c->receive_credit_max, 1);
+    if (!c->recv_mem || !c->recv_posted_flag)
+        return -ENOMEM;
+    err = c->ops->reg_mr(c->qp, c->recv_mem, bytes, SD_ACCESS_LOCAL_WRITE, &c->recv_mr);
+    if (err)
+        return err;
+    c->recv_count = c->receive_credit_max;
+    for (uint32_t i = 0; i < c->recv_count; i++) {
+        err = smbd_post_recv(c, i);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+void smbd_recv_pool_free(struct smbd_conn *c)
+{
+    if (c->recv_count)
+        c->ops->dereg_mr(c->qp, &c->recv_mr);
+    free(c->recv_mem);
+    free(c->recv_posted_flag);
+    c->recv_mem = NULL;
+    c->recv_posted_flag = NULL;
+    c->recv_count = 0;
+}
+
+static void deliver(struct smbd_conn *c, const uint8_t *data, size_t len)
+{
+    /* 3.1.5.8: the invalidated token goes up before the message it came with. */
+    if (c->invalidated_set) {
+        c->invalidated_set = 0;
+        if (c->upper.invalidated)
+            c->upper.invalidated(c->ctx, c->invalidated_token);
+    }
+    if (len == 0)
+        return;
+    c->stats.msgs_delivered++;
+    c->stats.bytes_delivered += len;
+    c->upper.deliver(c->ctx, data, len);
+}
+
+static int reassembly_start(struct smbd_conn *c, const uint8_t *data, uint32_t len,
+                            uint32_t remaining)
+{
+    size_t total = (size_t)len + remaining;
+
+    if (c->reasm_cap < total) {
+        free(c->reasm_buf);
+        c->reasm_cap = 0;
+        c->reasm_buf = malloc(total);
+        if (!c->reasm_buf)
+            return -ENOMEM;
+        c->reasm_cap = total;
+    }
+    memcpy(c->reasm_buf, data, len);
+    c->reasm_len = len;
+    c->reasm_remaining = remaining;
+    c->reasm_active = 1;
+    return 0;
+}
+
+/* A continuation fragment; returns 1 when the message is complete, 0 when more
+ * follow, -1 after terminating the connection. */
+static int reassembly_add(struct smbd_conn *c, const uint8_t *data, uint32_t len,
+                          uint32_t remaining)
+{
+    if (len > c->reasm_remaining) {
+        smbd_terminate(c, -EPROTO, "fragment of %u bytes exceeds the %u bytes announced by "
+                       "RemainingDataLength (MS-SMBD 3.1.5.8)", (unsigned)len,
+                       (unsigned)c->reasm_remaining);
+        return -1;
+    }
+    memcpy(c->reasm_buf + c->reasm_len, data, len);
+    c->reasm_len += len;
+    c->reasm_remaining -= len;
+    if (remaining == 0 && c->reasm_remaining > 0) {
+        smbd_terminate(c, -EPROTO, "fragmented message ended with %u bytes still missing "
+                       "(MS-SMBD 3.1.5.8)", (unsigned)c->reasm_remaining);
+        return -1;
+    }
+    if (remaining != c->reasm_remaining) {
+        smbd_terminate(c, -EPROTO, "RemainingDataLength %u contradicts the %u bytes still "
+                       "expected (MS-SMBD 3.1.5.4)", (unsigned)remaining,
+                       (unsigned)c->reasm_remaining);
+        return -1;
+    }
+    return remaining == 0;
+}
+
+static void reassembly_deliver(struct smbd_conn *c)
+{
+    c->reasm_active = 0;
+    deliver(c, c->reasm_buf, c->reasm_len);
+    if (c->reasm_cap > SMBD_REASSEMBLY_KEEP) { /* shrink back after a large message */
+        free(c->reasm_buf);
+        c->reasm_buf = NULL;
+        c->reasm_cap = 0;
+    }
+}
+
+/* 3.1.5.8 checks that need connection state (the codec checked the structure). */
+static const char *data_transfer_violation(const struct smbd_conn *c,
+                                           const struct smbd_data_hdr *h)
+{
+    if (h->credits_requested == 0)
+        return "Data Transfer with CreditsRequested 0 (MS-SMBD 3.1.5.8)";
+    if ((uint64_t)h->data_length + h->remaining_data_length > c->max_fragmented_recv_size)
+        return "DataLength + RemainingDataLength exceed MaxFragmentedRecvSize (MS-SMBD 3.1.5.8)";
+    if (c->receive_credits == 0)
+        return "a Data Transfer arrived while the peer held no send credit (MS-SMBD 3.1.5.1)";
+    if (h->data_length == 0 && h->remaining_data_length != 0)
+        return "empty Data Transfer with RemainingDataLength != 0 (MS-SMBD 3.1.5.4)";
+    if (c->send_credits + h->credits_granted > UINT16_MAX)
+        return "the peer granted more than 65535 send credits (MS-SMBD 2.2.3)";
+    return NULL;
+}
+
+static void recv_data_transfer(struct smbd_conn *c, const struct sd_wc *wc, const uint8_t *buf,
+                               uint64_t now_ms)
+{
+    struct smbd_data_hdr h;
+    const char *why;
+    const uint8_t *data;
+    int done;
+
+    /* 3.1.5.5: any message restarts the idle timer and answers our keepalive. */
+    smbd_idle_timer_restart(c, now_ms);
+    c->keepalive = SMBD_KA_NONE;
+    if (smbd_decode_data_hdr(buf, wc->byte_len, &h, &why) ||
+        (why = data_transfer_violation(c, &h)) != NULL) {
+        smbd_terminate(c, -EPROTO, "%s", why);
+        return;
+    }
+    c->stats.fragments_received++;
+    c->receive_credits--;
+    c->receive_credit_target = h.credits_requested;
+    if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED) {
+        /* Answer promptly; the answer itself does not ask for one in return. */
+        c->send_immediate = 1;
+        c->stats.keepalives_received++;
+    }
+    c->send_credits += h.credits_granted;
+    c->stats.credits_received += h.credits_granted;
+    if (wc->with_invalidate) {
+        c->invalidated_token = wc->invalidated_rkey;
+        c->invalidated_set = 1;
+    }
+    data = buf + h.data_offset;
+    if (h.data_length == 0) {
+        /* Credit or keepalive message: not part of any fragment sequence. */
+        if (!c->reasm_active)
+            deliver(c, NULL, 0);
+        return;
+    }
+    if (!c->reasm_active) {
+        if (h.remaining_data_length == 0) {
+            deliver(c, data, h.data_length); /* unfragmented: straight from the buffer */
+            return;
+        }
+        if (reassembly_start(c, data, h.data_length, h.remaining_data_length))
+            smbd_terminate(c, -ENOMEM, "no memory to reassemble a %llu-byte message",
+                           (unsigned long long)h.data_length + h.remaining_data_length);
+        return;
+    }
+    done = reassembly_add(c, data, h.data_length, h.remaining_data_length);
+    if (done > 0)
+        reassembly_deliver(c);
+}
+
+void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
+{
+    uint64_t idx = wc->wr_id & SMBD_WR_INDEX_MASK;
+    const uint8_t *buf;
+
+    if (idx >= c->recv_count || !c->recv_posted_flag[idx]) {
+        sd_warn("smbd: ignoring a completion for receive %llu that is not posted",
+                (unsigned long long)idx);
+        return;
+    }
+    c->recv_posted_flag[idx] = 0;
+    c->recv_posted--;
+    if (wc->status == SD_WC_FLUSHED) {
+        if (smbd_is_live(c))
+            smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost (MS-SMBD 3.1.7.1)");
+        return;
+    }
+    if (wc->status != SD_WC_SUCCESS) {
+        if (smbd_is_live(c))
+            smbd_terminate(c, -ECONNRESET, "a receive completed with provider status %d",
+                           (int)wc->status);
+        return;
+    }
+    if (!smbd_is_live(c))
+        return;
+    buf = c->recv_mem + idx * recv_stride(c);
+    switch (c->role) { /* 3.1.5.5 */
+    case SMBD_ROLE_PASSIVE: smbd_recv_negotiate_request(c, buf, wc->byte_len, now_ms); break;
+    case SMBD_ROLE_ACTIVE: smbd_recv_negotiate_response(c, buf, wc->byte_len, now_ms); break;
+    case SMBD_ROLE_ESTABLISHED: recv_data_transfer(c, wc, buf, now_ms); break;
+    }
+    if (smbd_is_live(c)) {
+        int err = smbd_post_recv(c, (uint32_t)idx);
+
+        if (err)
+            smbd_terminate(c, -ECONNRESET, "reposting a receive failed: %d", err);
+    }
+}

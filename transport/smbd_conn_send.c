@@ -1,0 +1,177 @@
+/* transport/smbd_conn_send.c — the send side: upper-layer messages cut into Data
+ * Transfer fragments (MS-SMBD 3.1.4.2, 3.1.5.4) queued in FIFO order, and the
+ * SendQueue drained as send credits allow (3.1.5.1). Each fragment is copied once,
+ * from the caller's buffers into a registered send buffer that is posted as is. */
+#include "smbd_conn_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+
+int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, int signaled)
+{
+    struct sd_sge sge = { .addr = s->buf, .length = len, .mr = &s->chunk->mr };
+
+    s->seq = ++c->send_seq;
+    smbd_fifo_push(&c->in_flight, s); /* reclaimed by a later completion or CONN_LOST */
+    return c->ops->post_send(c->qp, (uint64_t)SMBD_WR_SEND << SMBD_WR_KIND_SHIFT | s->seq,
+                             &sge, 1, 0, signaled);
+}
+
+void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
+{
+    uint64_t seq = wc->wr_id & SMBD_WR_INDEX_MASK;
+
+    /* Sends complete in order: this one releases every earlier unsignaled send. */
+    while (c->in_flight.head && c->in_flight.head->seq <= seq)
+        smbd_slot_put(c, smbd_fifo_pop(&c->in_flight));
+    if (c->fail_response_pending) {
+        c->fail_response_pending = 0;
+        c->ops->disconnect(c->qp); /* 3.1.5.3: graceful termination after the refusal */
+        return;
+    }
+    if (wc->status != SD_WC_SUCCESS && smbd_is_live(c))
+        smbd_terminate(c, -ECONNRESET, "a send completed with provider status %d",
+                       (int)wc->status);
+}
+
+/* Builds and posts the first message of the SendQueue; 0 when credits stop us. */
+static int send_head(struct smbd_conn *c, uint64_t now_ms)
+{
+    struct smbd_send_slot *s = c->send_queue.head;
+    struct smbd_data_hdr h;
+    uint16_t granted;
+    uint32_t len;
+    int signaled, err;
+
+    if (c->send_credits == 0)
+        return 0;
+    granted = smbd_credits_take_grant(c); /* 3.1.5.9 */
+    if (c->send_credits == 1 && granted == 0)
+        return 0; /* the last credit only goes with a grant (3.1.5.1) */
+    smbd_fifo_pop(&c->send_queue);
+    c->send_credits--;
+    h.credits_requested = c->send_credit_target;
+    h.credits_granted = granted;
+    h.flags = 0;
+    if (c->keepalive == SMBD_KA_PENDING) {
+        h.flags = SMBD_FLAG_RESPONSE_REQUESTED;
+        c->keepalive = SMBD_KA_SENT;
+        c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms; /* Appendix B <3> */
+        c->stats.keepalives_sent++;
+    }
+    h.remaining_data_length = s->remaining;
+    h.data_offset = s->data_len ? SMBD_DATA_OFFSET : 0;
+    h.data_length = s->data_len;
+    len = (uint32_t)smbd_encode_data_hdr(&h, s->buf, c->send_buf_size) + s->data_len;
+    c->queued_bytes -= s->data_len;
+    c->stats.fragments_sent++;
+    /* Completions release buffers in order, so one in SMBD_SIGNAL_EVERY suffices,
+     * unless the pool runs short, or a burst ends in a buffer that should be
+     * released so its extra chunk can be freed. */
+    signaled = ++c->unsignaled_run >= SMBD_SIGNAL_EVERY || c->slots_free < SMBD_SIGNAL_EVERY ||
+               (!c->send_queue.head && s->chunk != c->chunks);
+    if (signaled)
+        c->unsignaled_run = 0;
+    err = smbd_post_slot(c, s, len, signaled);
+    if (err) {
+        smbd_terminate(c, -ECONNRESET, "posting a send failed: %d", err);
+        return 0;
+    }
+    c->send_immediate = 0;
+    return 1;
+}
+
+/* 3.1.5.1: drain the SendQueue; with nothing queued, construct an empty message
+ * when the peer asked for a response (SendImmediate), our keepalive is due, or the
+ * peer is running short of credits (3.1.5.8). */
+void smbd_send_pump(struct smbd_conn *c, uint64_t now_ms)
+{
+    if (!smbd_is_live(c) || c->role != SMBD_ROLE_ESTABLISHED)
+        return;
+    for (;;) {
+        if (!c->send_queue.head) {
+            struct smbd_send_slot *s;
+
+            if (c->send_credits == 0 || (!c->send_immediate && c->keepalive != SMBD_KA_PENDING &&
+                                         !smbd_credits_refill_due(c)))
+                break;
+            s = smbd_slot_get(c, now_ms);
+            if (!s) {
+                smbd_terminate(c, -ENOMEM, "no memory for a send buffer");
+                return;
+            }
+            s->data_len = 0;
+            s->remaining = 0;
+            smbd_fifo_push(&c->send_queue, s);
+        }
+        if (!send_head(c, now_ms))
+            break;
+    }
+    if (c->send_ready_armed && c->queued_bytes < c->low_water && smbd_is_live(c)) {
+        c->send_ready_armed = 0;
+        if (c->upper.send_ready)
+            c->upper.send_ready(c->ctx);
+    }
+}
+
+/* Copies the next n bytes of the iovec walk (*vi, *vo) to dst. */
+static void iov_take(const struct iovec *iov, int *vi, size_t *vo, uint8_t *dst, size_t n)
+{
+    while (n > 0) {
+        size_t avail = iov[*vi].iov_len - *vo, k = avail < n ? avail : n;
+
+        memcpy(dst, (const uint8_t *)iov[*vi].iov_base + *vo, k);
+        dst += k;
+        n -= k;
+        *vo += k;
+        if (*vo == iov[*vi].iov_len) {
+            (*vi)++;
+            *vo = 0;
+        }
+    }
+}
+
+int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms)
+{
+    size_t total = 0, left, frag;
+    uint32_t nfrag;
+    int vi = 0, err;
+    size_t vo = 0;
+
+    if (!smbd_conn_is_established(c))
+        return -ENOTCONN;
+    /* 3.1.4.2: longer than the peer can reassemble is a local error only. */
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len > c->max_fragmented_send_size - total)
+            return -EMSGSIZE;
+        total += iov[i].iov_len;
+    }
+    frag = c->max_send_size - SMBD_DATA_OFFSET; /* 3.1.5.4: DataOffset 24 */
+    nfrag = total ? (uint32_t)((total + frag - 1) / frag) : 1;
+    err = smbd_send_pool_reserve(c, nfrag, now_ms);
+    if (err)
+        return err;
+    left = total;
+    c->queued_bytes += total;
+    for (uint32_t i = 0; i < nfrag; i++) {
+        struct smbd_send_slot *s = smbd_slot_get(c, now_ms);
+        size_t n = left < frag ? left : frag;
+
+        iov_take(iov, &vi, &vo, s->buf + SMBD_DATA_OFFSET, n);
+        left -= n;
+        s->data_len = (uint32_t)n;
+        s->remaining = (uint32_t)left; /* 3.1.5.4: bytes not yet sent after this one */
+        smbd_fifo_push(&c->send_queue, s);
+        /* Nothing queued ahead: post while the fragment is still in the cache. */
+        if (c->send_queue.head == s && !send_head(c, now_ms) && !smbd_is_live(c))
+            return 0;
+    }
+    c->stats.msgs_sent++;
+    c->stats.bytes_sent += total;
+    if (c->low_water && c->queued_bytes >= c->low_water)
+        c->send_ready_armed = 1;
+    smbd_send_pump(c, now_ms);
+    return 0;
+}

@@ -1,0 +1,55 @@
+/* transport/smbd_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
+ * every message is prefixed by 0x00 and a 24-bit big-endian length. The framer owns one
+ * growable buffer: the caller recv()s straight into its free space and pops complete
+ * messages in place, so stream bytes are copied at most once (when a partial message
+ * is moved to the front) and one recv() can bring in many messages.
+ *
+ * Memory: the buffer is allocated on first use at SMBD_FRAMER_BASE_CAP bytes, grows to
+ * hold one whole large message, and shrinks back once it is empty and the last message
+ * popped was small, so an idle connection holds only the base buffer. */
+#ifndef SMBDIRECT_SMBD_FRAMER_H
+#define SMBDIRECT_SMBD_FRAMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SMBD_FRAMER_PREFIX_SIZE 4u
+#define SMBD_FRAMER_MAX_MSG     0xFFFFFFu         /* largest 24-bit length */
+#define SMBD_FRAMER_MIN_ROOM    (64u * 1024)      /* free space offered per read when useful */
+#define SMBD_FRAMER_BASE_CAP    (128u * 1024)     /* buffer size of an idle connection */
+
+struct smbd_framer {
+    uint8_t *buf;        /* NULL until the first smbd_framer_space() */
+    size_t cap;          /* allocated bytes */
+    size_t head;         /* first byte not yet popped */
+    size_t tail;         /* end of the committed bytes */
+    size_t max_msg;      /* largest upper-layer message accepted */
+    size_t last_len;     /* length of the last popped message (shrink policy) */
+    const char *error;   /* set once the stream is malformed; sticky */
+};
+
+/* max_msg is the largest upper-layer message (without prefix), <= SMBD_FRAMER_MAX_MSG.
+ * Returns 0 or -EINVAL. Allocates nothing. */
+int  smbd_framer_init(struct smbd_framer *f, size_t max_msg);
+void smbd_framer_destroy(struct smbd_framer *f);
+
+/* Space to read into at *dst, *len bytes: at least all the bytes the message being
+ * assembled still lacks (one read can complete it, however big), and at least
+ * SMBD_FRAMER_MIN_ROOM while the next prefix is incomplete. *len is 0 only while a
+ * complete message waits to be popped. Invalidates messages returned by earlier pops.
+ * Returns 0, -ENOMEM, or -EPROTO once the stream is known to be malformed. */
+int  smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len);
+/* n (<= the *len of the last smbd_framer_space) bytes were written at its *dst. */
+void smbd_framer_commit(struct smbd_framer *f, size_t n);
+/* 1 with *msg and *len set to the next complete message (prefix stripped; may be empty),
+ * valid until the next smbd_framer_space(); 0 when more bytes are needed; -EPROTO with
+ * *why set when the prefix's first byte is not 0 or its length exceeds max_msg. The
+ * error is sticky: later calls return it again. */
+int  smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why);
+/* Committed bytes not yet popped (prefixes included). */
+size_t smbd_framer_buffered(const struct smbd_framer *f);
+/* The 4-byte prefix for a message of len bytes: len as 32-bit big-endian, so any len
+ * over SMBD_FRAMER_MAX_MSG yields a non-zero first byte that every receiver rejects. */
+void smbd_framer_prefix(uint32_t len, uint8_t out[4]);
+
+#endif

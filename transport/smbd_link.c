@@ -1,0 +1,534 @@
+/* transport/smbd_link.c — an SMB Direct connection bound to its provider connection:
+ * dial (RDMA connect + ACTIVE negotiate), accept (provider accept + PASSIVE negotiate,
+ * blocking or on a caller's loop), and the glue that lets an sd_loop drive it (provider
+ * fd watch, progress + completion polling, the engine's timers). The blocking calls run
+ * the same asynchronous negotiation on a private loop, bounded by opts->timeout_ms. */
+#include "smbd_link.h"
+#include "smbd_link_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sd_addr.h"
+
+#define LINK_WC_BATCH    32
+#define LINK_PUMP_ROUNDS 4
+/* The provider accept blocks the caller's loop: a peer that connected must send its
+ * connection request (MPA) within this, or it is dropped and the loop moves on. */
+#define LINK_ACCEPT_STEP_MS 500
+
+struct smbd_link {
+    const struct sd_provider_ops *ops;
+    struct sd_qp *qp;
+    struct smbd_conn *conn;
+    struct sd_cm_result cm;
+
+    const struct smbd_upper *fwd; /* the owner's upcalls once bound */
+    void *fwd_ctx;
+    int terminated;               /* the engine's terminated upcall ran */
+    int term_err;
+    char reason[200];
+
+    struct sd_loop *loop;         /* driving loop, NULL when detached */
+    int watched;                  /* events the provider fd is watched for, -1: none */
+    int64_t timer_id;
+    uint64_t timer_at;            /* UINT64_MAX: no engine timer armed */
+    void (*after)(void *ctx);
+    void *after_ctx;
+
+    /* asynchronous negotiation */
+    uint64_t deadline;
+    int64_t deadline_timer;
+    smbd_link_done_cb done;
+    void *done_ctx;
+};
+
+/* ---- engine upcalls: kept while negotiating, forwarded once bound ---- */
+
+static void up_established(void *ctx)
+{
+    struct smbd_link *k = ctx;
+
+    if (k->fwd && k->fwd->established)
+        k->fwd->established(k->fwd_ctx);
+}
+
+static void up_deliver(void *ctx, const uint8_t *data, size_t len)
+{
+    struct smbd_link *k = ctx;
+
+    if (k->fwd)
+        k->fwd->deliver(k->fwd_ctx, data, len);
+    else
+        sd_debug("smbd link: %zu-byte message with no reader dropped", len);
+}
+
+static void up_invalidated(void *ctx, uint32_t token)
+{
+    struct smbd_link *k = ctx;
+
+    if (k->fwd && k->fwd->invalidated)
+        k->fwd->invalidated(k->fwd_ctx, token);
+}
+
+static void up_send_ready(void *ctx)
+{
+    struct smbd_link *k = ctx;
+
+    if (k->fwd && k->fwd->send_ready)
+        k->fwd->send_ready(k->fwd_ctx);
+}
+
+static void up_rdma_done(void *ctx, uint64_t cookie, int status)
+{
+    struct smbd_link *k = ctx;
+
+    if (k->fwd && k->fwd->rdma_done)
+        k->fwd->rdma_done(k->fwd_ctx, cookie, status);
+}
+
+static void up_terminated(void *ctx, int err, const char *reason)
+{
+    struct smbd_link *k = ctx;
+
+    k->terminated = 1;
+    k->term_err = err;
+    snprintf(k->reason, sizeof(k->reason), "%s", reason ? reason : "connection ended");
+    if (k->fwd && k->fwd->terminated)
+        k->fwd->terminated(k->fwd_ctx, err, reason);
+}
+
+static const struct smbd_upper link_upper = {
+    .established = up_established,
+    .deliver = up_deliver,
+    .invalidated = up_invalidated,
+    .send_ready = up_send_ready,
+    .rdma_done = up_rdma_done,
+    .terminated = up_terminated,
+};
+
+/* ---- construction ---- */
+
+static const char *opts_check(const struct smbd_link_opts *o)
+{
+    if (!o->provider)
+        return "no RDMA provider given";
+    if (o->ird == 0 || o->ord == 0)
+        return "IRD and ORD must be > 0";
+    if (o->timeout_ms <= 0)
+        return "timeout must be > 0";
+    return smbd_config_check(&o->cfg);
+}
+
+static struct smbd_link *link_new(const struct smbd_link_opts *o, enum smbd_role role,
+                                  struct sd_qp *qp, const struct sd_cm_result *cm, int *err)
+{
+    struct smbd_link *k = calloc(1, sizeof(*k));
+
+    if (!k) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    k->ops = o->provider;
+    k->qp = qp;
+    k->cm = *cm;
+    k->watched = -1;
+    k->timer_at = UINT64_MAX;
+    k->conn = smbd_conn_new(role, &o->cfg, o->provider, qp, &link_upper, k);
+    if (!k->conn) {
+        free(k);
+        *err = -ENOMEM;
+        return NULL;
+    }
+    *err = smbd_conn_start(k->conn, sd_now_ms());
+    if (*err < 0) {
+        smbd_conn_free(k->conn);
+        free(k);
+        return NULL;
+    }
+    return k;
+}
+
+struct smbd_conn *smbd_link_engine(struct smbd_link *k) { return k->conn; }
+const struct smbd_conn *smbd_link_conn(const struct smbd_link *k) { return k->conn; }
+const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k) { return &k->cm; }
+
+void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx)
+{
+    k->fwd = up;
+    k->fwd_ctx = ctx;
+}
+
+void smbd_link_free(struct smbd_link *k)
+{
+    if (!k)
+        return;
+    smbd_link_detach(k);
+    k->fwd = NULL;
+    if (!k->terminated)
+        smbd_conn_disconnect(k->conn);
+    smbd_conn_free(k->conn);
+    k->ops->destroy(k->qp);
+    free(k);
+}
+
+/* ---- loop driving ---- */
+
+/* Feeds the provider's completions to the engine; returns how many. While nobody is
+ * bound they are taken one at a time and left in the provider once established (see
+ * smbd_link_set_upper). */
+static int link_drain(struct smbd_link *k, uint64_t now)
+{
+    struct sd_wc wc[LINK_WC_BATCH];
+    int total = 0, n;
+
+    for (;;) {
+        if (!k->fwd && smbd_conn_is_established(k->conn))
+            break;
+        n = k->ops->poll_cq(k->qp, wc, k->fwd ? LINK_WC_BATCH : 1);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n; i++)
+            smbd_conn_on_completion(k->conn, &wc[i], now);
+        total += n;
+    }
+    return total;
+}
+
+/* progress + completions, again while completions came (the engine's reactions, such
+ * as reposted receives and credit grants, then leave in the same turn), bounded. */
+static void link_pump(struct smbd_link *k)
+{
+    uint64_t now = sd_now_ms();
+
+    for (int round = 0; round < LINK_PUMP_ROUNDS; round++) {
+        int rc = k->ops->progress(k->qp);
+
+        if (rc < 0) /* the loss itself arrives as completions (provider.h) */
+            sd_debug("smbd link: provider progress: %s", strerror(-rc));
+        if (link_drain(k, now) == 0)
+            break;
+    }
+}
+
+static void link_fd_cb(void *ctx, int revents);
+static void link_timer_cb(void *ctx, uint64_t now);
+
+static void link_rearm(struct smbd_link *k)
+{
+    int fd = k->ops->fd(k->qp), ev = k->terminated ? -1 : k->ops->poll_events(k->qp), rc = 0;
+    uint64_t next = k->terminated ? UINT64_MAX : smbd_conn_next_timer(k->conn);
+
+    if (!k->loop)
+        return;
+    if (ev != k->watched) {
+        if (ev < 0)
+            rc = sd_loop_del_fd(k->loop, fd);
+        else if (k->watched < 0)
+            rc = sd_loop_add_fd(k->loop, fd, ev, link_fd_cb, k);
+        else
+            rc = sd_loop_mod_fd(k->loop, fd, ev);
+        if (rc < 0)
+            sd_error("smbd link: cannot watch provider fd %d: %s", fd, strerror(-rc));
+        k->watched = ev;
+    }
+    if (next != k->timer_at) {
+        if (k->timer_id > 0)
+            sd_loop_cancel_timer(k->loop, k->timer_id);
+        k->timer_id = 0;
+        if (next != UINT64_MAX) {
+            k->timer_id = sd_loop_add_timer(k->loop, next, link_timer_cb, k);
+            if (k->timer_id < 0)
+                sd_error("smbd link: cannot arm timer: %s", strerror((int)-k->timer_id));
+        }
+        k->timer_at = next;
+    }
+}
+
+static void link_fd_cb(void *ctx, int revents)
+{
+    struct smbd_link *k = ctx;
+
+    (void)revents; /* progress() finds out what happened, including errors */
+    link_pump(k);
+    link_rearm(k);
+    if (k->after)
+        k->after(k->after_ctx); /* last: it may free the link */
+}
+
+static void link_timer_cb(void *ctx, uint64_t now)
+{
+    struct smbd_link *k = ctx;
+
+    k->timer_id = 0;
+    k->timer_at = UINT64_MAX;
+    smbd_conn_on_timer(k->conn, now);
+    link_pump(k);
+    link_rearm(k);
+    if (k->after)
+        k->after(k->after_ctx);
+}
+
+int smbd_link_attach(struct smbd_link *k, struct sd_loop *loop, void (*after)(void *ctx),
+                     void *ctx)
+{
+    if (k->loop)
+        return -EBUSY;
+    k->loop = loop;
+    k->after = after;
+    k->after_ctx = ctx;
+    link_pump(k);
+    link_rearm(k);
+    return 0;
+}
+
+void smbd_link_detach(struct smbd_link *k)
+{
+    if (!k->loop)
+        return;
+    if (k->watched >= 0)
+        sd_loop_del_fd(k->loop, k->ops->fd(k->qp));
+    if (k->timer_id > 0)
+        sd_loop_cancel_timer(k->loop, k->timer_id);
+    if (k->deadline_timer > 0)
+        sd_loop_cancel_timer(k->loop, k->deadline_timer);
+    k->watched = -1;
+    k->timer_id = k->deadline_timer = 0;
+    k->timer_at = UINT64_MAX;
+    k->loop = NULL;
+    k->after = NULL;
+}
+
+void smbd_link_kick(struct smbd_link *k)
+{
+    link_pump(k);
+    link_rearm(k);
+}
+
+/* ---- asynchronous negotiation ---- */
+
+static void negotiate_check(void *ctx)
+{
+    struct smbd_link *k = ctx;
+    smbd_link_done_cb done = k->done;
+    void *done_ctx = k->done_ctx;
+    char why[sizeof(k->reason) + 64];
+    int err;
+
+    if (smbd_conn_is_established(k->conn)) {
+        smbd_link_detach(k);
+        k->done = NULL;
+        done(done_ctx, k, 0, "");
+        return;
+    }
+    if (k->terminated) {
+        err = k->term_err ? k->term_err : -ECONNABORTED;
+        snprintf(why, sizeof(why), "SMB Direct negotiate failed: %s", k->reason);
+    } else if (sd_now_ms() >= k->deadline) {
+        err = -ETIMEDOUT;
+        snprintf(why, sizeof(why), "SMB Direct negotiate timed out");
+    } else {
+        return;
+    }
+    smbd_link_free(k);
+    done(done_ctx, NULL, err, why);
+}
+
+static void negotiate_deadline_cb(void *ctx, uint64_t now)
+{
+    struct smbd_link *k = ctx;
+
+    (void)now;
+    k->deadline_timer = 0;
+    negotiate_check(k);
+}
+
+static int negotiate_start(struct sd_loop *loop, struct smbd_link *k, uint64_t deadline,
+                           smbd_link_done_cb done, void *ctx)
+{
+    int rc;
+
+    k->deadline = deadline;
+    k->done = done;
+    k->done_ctx = ctx;
+    rc = smbd_link_attach(k, loop, negotiate_check, k);
+    if (rc == 0) {
+        k->deadline_timer = sd_loop_add_timer(loop, deadline, negotiate_deadline_cb, k);
+        rc = k->deadline_timer < 0 ? (int)k->deadline_timer : 0;
+    }
+    if (rc < 0) {
+        smbd_link_detach(k);
+        return rc;
+    }
+    /* The first poll may already have finished (or failed) it: report from the loop. */
+    if (smbd_conn_is_established(k->conn) || k->terminated) {
+        sd_loop_cancel_timer(loop, k->deadline_timer);
+        k->deadline_timer = sd_loop_add_timer(loop, 0, negotiate_deadline_cb, k);
+    }
+    return 0;
+}
+
+/* Provider accept (bounded by accept_ms) + a started PASSIVE engine. */
+static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o, int accept_ms,
+                           struct smbd_link **out, char *why, size_t whylen)
+{
+    struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
+                                   .smbd_ird_ord_header = o->smbd_ird_ord_header };
+    struct sd_cm_result cm;
+    const char *bad = opts_check(o);
+    struct sd_qp *qp;
+    int err = 0;
+
+    if (bad) {
+        snprintf(why, whylen, "invalid link options: %s", bad);
+        return -EINVAL;
+    }
+    memset(&cm, 0, sizeof(cm));
+    qp = o->provider->accept(l, &params, accept_ms, &cm, &err);
+    if (!qp) {
+        err = err < 0 ? err : -EIO;
+        snprintf(why, whylen, "RDMA accept (%s) failed: %s", o->provider->name, strerror(-err));
+        return err;
+    }
+    *out = link_new(o, SMBD_ROLE_PASSIVE, qp, &cm, &err);
+    if (!*out) {
+        o->provider->destroy(qp);
+        snprintf(why, whylen, "SMB Direct start failed: %s", strerror(-err));
+        return err;
+    }
+    return 0;
+}
+
+int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
+                           const struct smbd_link_opts *o, smbd_link_done_cb done, void *ctx,
+                           char *why, size_t whylen)
+{
+    uint64_t start = sd_now_ms();
+    struct smbd_link *k;
+    char reason[256];
+    int accept_ms = o->timeout_ms < LINK_ACCEPT_STEP_MS ? o->timeout_ms : LINK_ACCEPT_STEP_MS;
+    int err = link_accept_new(l, o, accept_ms, &k, reason, sizeof(reason));
+
+    if (err == 0) {
+        err = negotiate_start(loop, k, start + (uint64_t)o->timeout_ms, done, ctx);
+        if (err < 0) {
+            smbd_link_free(k);
+            snprintf(reason, sizeof(reason), "cannot run the negotiation: %s", strerror(-err));
+        }
+    }
+    if (err < 0 && why)
+        snprintf(why, whylen, "%s", reason);
+    return err;
+}
+
+/* ---- blocking wrappers: the asynchronous negotiation on a private loop ---- */
+
+struct blocking_result {
+    int finished, err;
+    struct smbd_link *k;
+    char why[256];
+};
+
+static void blocking_done(void *ctx, struct smbd_link *k, int err, const char *why)
+{
+    struct blocking_result *r = ctx;
+
+    r->finished = 1;
+    r->k = k;
+    r->err = err;
+    snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* Negotiates k until deadline (its timer bounds the wait); 0 and *out, or -errno
+ * with k freed. Logs failures naming peer. */
+static int negotiate_blocking(struct smbd_link *k, uint64_t deadline, const char *peer,
+                              struct smbd_link **out, char *why, size_t whylen)
+{
+    struct blocking_result r = { 0 };
+    struct sd_loop *loop = sd_loop_new();
+    int err = loop ? negotiate_start(loop, k, deadline, blocking_done, &r) : -ENOMEM;
+
+    while (err == 0 && !r.finished) {
+        err = sd_loop_run_once(loop, -1);
+        err = err > 0 ? 0 : err;
+    }
+    if (!r.finished) { /* k was never handed back: free it here */
+        smbd_link_detach(k);
+        smbd_link_free(k);
+        r.err = err;
+        snprintf(r.why, sizeof(r.why), "cannot run the negotiation: %s", strerror(-err));
+    }
+    sd_loop_free(loop);
+    if (r.err < 0) {
+        sd_warn("%s (%s)", r.why, peer);
+        if (why)
+            snprintf(why, whylen, "%s (%s)", r.why, peer);
+        return r.err;
+    }
+    *out = r.k;
+    return 0;
+}
+
+static void fail_early(const char *reason, char *why, size_t whylen)
+{
+    sd_warn("%s", reason);
+    if (why)
+        snprintf(why, whylen, "%s", reason);
+}
+
+int smbd_link_accept(struct sd_listener *l, const struct smbd_link_opts *o,
+                     struct smbd_link **out, char *why, size_t whylen)
+{
+    uint64_t start = sd_now_ms();
+    struct smbd_link *k;
+    char reason[256], peer[SD_ADDR_STRLEN];
+    int err = link_accept_new(l, o, o->timeout_ms, &k, reason, sizeof(reason));
+
+    if (err < 0) {
+        fail_early(reason, why, whylen);
+        return err;
+    }
+    sd_addr_format((const struct sockaddr *)&k->cm.peer, peer, sizeof(peer));
+    return negotiate_blocking(k, start + (uint64_t)o->timeout_ms, peer, out, why, whylen);
+}
+
+int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct smbd_link_opts *o,
+                   struct smbd_link **out, char *why, size_t whylen)
+{
+    struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
+                                   .smbd_ird_ord_header = o->smbd_ird_ord_header };
+    struct sd_cm_result cm;
+    struct smbd_link *k;
+    struct sd_qp *qp;
+    uint64_t start = sd_now_ms();
+    char addr[SD_ADDR_STRLEN], reason[256];
+    const char *bad = opts_check(o);
+    int err = 0;
+
+    sd_addr_format(dst, addr, sizeof(addr));
+    if (bad) {
+        snprintf(reason, sizeof(reason), "invalid link options: %s", bad);
+        fail_early(reason, why, whylen);
+        return -EINVAL;
+    }
+    memset(&cm, 0, sizeof(cm));
+    qp = o->provider->connect(dst, dstlen, &params, o->timeout_ms, &cm, &err);
+    if (!qp) {
+        err = err < 0 ? err : -EIO;
+        snprintf(reason, sizeof(reason), "RDMA connect (%s) to %s failed: %s", o->provider->name,
+                 addr, strerror(-err));
+        fail_early(reason, why, whylen);
+        return err;
+    }
+    k = link_new(o, SMBD_ROLE_ACTIVE, qp, &cm, &err);
+    if (!k) {
+        o->provider->destroy(qp);
+        snprintf(reason, sizeof(reason), "SMB Direct start to %s failed: %s", addr, strerror(-err));
+        fail_early(reason, why, whylen);
+        return err;
+    }
+    return negotiate_blocking(k, start + (uint64_t)o->timeout_ms, addr, out, why, whylen);
+}

@@ -1,0 +1,48 @@
+/* transport/smbd_link.h — an SMB Direct connection with its provider: dial (active
+ * side: RDMA connect + MS-SMBD negotiate, synchronously and bounded by a timeout, as
+ * the preload shim's connect() needs) and accept (passive side, for the relay). */
+#ifndef SMBDIRECT_SMBD_LINK_H
+#define SMBDIRECT_SMBD_LINK_H
+
+#include <sys/socket.h>
+
+#include "provider.h"
+#include "sd_loop.h"
+#include "smbd_conn.h"
+
+struct smbd_link_opts {
+    const struct sd_provider_ops *provider;
+    struct smbd_config cfg;
+    uint32_t ird, ord;          /* offered RDMA read depths (> 0) */
+    int smbd_ird_ord_header;    /* MS-SMBD Appendix A header (iWARP, port 5445) */
+    int timeout_ms;             /* whole RDMA connect + negotiate */
+};
+
+/* An established connection: provider qp + smbd_conn, not yet bound to a loop. */
+struct smbd_link;
+
+/* Connect to dst and negotiate. 0 and *out, or -errno (-ECONNREFUSED, -ETIMEDOUT,
+ * -EPROTO...) with a reason logged and copied to why (may be NULL). */
+int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct smbd_link_opts *o,
+                   struct smbd_link **out, char *why, size_t whylen);
+
+/* Accept one connection on a provider listener and negotiate as PASSIVE. */
+int smbd_link_accept(struct sd_listener *l, const struct smbd_link_opts *o,
+                     struct smbd_link **out, char *why, size_t whylen);
+
+/* The same for event-driven servers (the relay): the provider accept runs now (call it
+ * when the listener fd is readable; it blocks for at most min(o->timeout_ms, 500 ms)
+ * waiting for the peer's connection request), the PASSIVE negotiate then runs on loop
+ * without blocking it; o->timeout_ms bounds the whole. Returns 0 when done will run (once, on the loop
+ * thread, with the established link owned by the callee, or NULL, -errno and a reason),
+ * else -errno with the reason in why. Must be called on the loop thread. */
+typedef void (*smbd_link_done_cb)(void *ctx, struct smbd_link *k, int err, const char *why);
+int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
+                           const struct smbd_link_opts *o, smbd_link_done_cb done, void *ctx,
+                           char *why, size_t whylen);
+
+const struct smbd_conn *smbd_link_conn(const struct smbd_link *k);
+const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k);
+void smbd_link_free(struct smbd_link *k); /* disconnects if still connected */
+
+#endif

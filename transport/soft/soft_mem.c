@@ -1,0 +1,106 @@
+/* transport/soft/soft_mem.c — memory registration and the STag table: every tagged
+ * access is checked for a valid STag, bounds and access rights (RFC 5040 6.4,
+ * RFC 5042 5.3), and a Send with Invalidate can revoke an STag (RFC 5040 6.3.1). */
+#include "soft_qp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* STag = (slot index + 1) << 8 | 8-bit key; the key changes on every reuse of a slot
+ * so a stale STag never reaches a newer registration (RFC 5040 6.4: STag Key). */
+#define STAG_INDEX(stag) (((stag) >> 8) - 1)
+
+static struct sd_soft_region *lookup(const struct sd_soft_mem *m, uint32_t stag)
+{
+    if ((stag >> 8) == 0 || STAG_INDEX(stag) >= m->n)
+        return NULL;
+    struct sd_soft_region *r = &m->r[STAG_INDEX(stag)];
+    return r->stag == stag && r->valid ? r : NULL;
+}
+
+enum sd_soft_mem_check sd_soft_mem_check(const struct sd_soft_mem *m, uint32_t stag,
+                                         uint64_t to, uint32_t len, int access,
+                                         uint8_t **where)
+{
+    const struct sd_soft_region *r = lookup(m, stag);
+    if (!r || !(r->access & (SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE)))
+        return SD_SOFT_MEM_BAD_STAG;
+    if ((r->access & access) != access)
+        return SD_SOFT_MEM_RIGHTS;
+    if (to < r->addr || len > r->length || to - r->addr > r->length - len)
+        return SD_SOFT_MEM_BOUNDS;
+    *where = r->base + (to - r->addr);
+    return SD_SOFT_MEM_OK;
+}
+
+int sd_soft_mem_check_local(const struct sd_soft_mem *m, const struct sd_sge *sge, int access)
+{
+    if (!sge || !sge->mr || (!sge->addr && sge->length))
+        return -EINVAL;
+    const struct sd_soft_region *r = lookup(m, sge->mr->lkey);
+    if (!r || (r->access & access) != access)
+        return -EINVAL;
+    uintptr_t a = (uintptr_t)sge->addr, b = (uintptr_t)r->base;
+    if (sge->length && (a < b || sge->length > r->length || a - b > r->length - sge->length))
+        return -EINVAL;
+    return 0;
+}
+
+int sd_soft_mem_invalidate(struct sd_soft_mem *m, uint32_t stag)
+{
+    struct sd_soft_region *r = lookup(m, stag);
+    if (!r || !(r->access & (SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE)))
+        return -1;
+    r->valid = 0;
+    return 0;
+}
+
+void sd_soft_mem_free(struct sd_soft_mem *m)
+{
+    free(m->r);
+    *m = (struct sd_soft_mem){0};
+}
+
+int sd_soft_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr)
+{
+    struct sd_soft_mem *m = &qp->mem;
+    const int all = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE;
+    /* As verbs: remote write needs local write; lengths fit the 32-bit SGE length. */
+    if (!mr || (!base && length) || (access & ~all) || length > UINT32_MAX ||
+        ((access & SD_ACCESS_REMOTE_WRITE) && !(access & SD_ACCESS_LOCAL_WRITE)))
+        return -EINVAL;
+    size_t i = 0;
+    while (i < m->n && m->r[i].stag)
+        i++;
+    if (i == m->n) {
+        if (m->n == 0xffffff)
+            return -ENOMEM;
+        if (m->n == m->cap) {
+            size_t ncap = m->cap ? m->cap * 2 : 64;
+            struct sd_soft_region *nr = realloc(m->r, ncap * sizeof(*nr));
+            if (!nr)
+                return -ENOMEM;
+            m->r = nr;
+            m->cap = ncap;
+        }
+        m->r[m->n++] = (struct sd_soft_region){0};
+    }
+    uint32_t stag = (uint32_t)(i + 1) << 8 | m->next_key++;
+    m->r[i] = (struct sd_soft_region){.base = base, .length = length, .addr = (uintptr_t)base,
+                                      .stag = stag, .access = access, .valid = 1};
+    *mr = (struct sd_mr){.base = base, .length = length, .lkey = stag, .addr = (uintptr_t)base,
+                         .access = access};
+    if (access & (SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE))
+        mr->rkey = stag;
+    return 0;
+}
+
+int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
+{
+    struct sd_soft_mem *m = &qp->mem;
+    if (!mr || (mr->lkey >> 8) == 0 || STAG_INDEX(mr->lkey) >= m->n ||
+        m->r[STAG_INDEX(mr->lkey)].stag != mr->lkey)
+        return -EINVAL;
+    m->r[STAG_INDEX(mr->lkey)] = (struct sd_soft_region){0};
+    return 0;
+}

@@ -1,0 +1,201 @@
+/* transport/soft/soft_provider.c — the soft-iWARP provider's operations table and the
+ * life cycle of a connection: creation over a negotiated socket, event-loop
+ * integration (fd, poll_events, progress), failure with flushed completions and a
+ * Terminate (RFC 5040 5.3), orderly disconnect and destruction. */
+#include "soft_qp.h"
+#include "soft_cm.h"
+#include "log.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DESTROY_DRAIN_MS 200   /* bounded wait for a pending Terminate at destroy */
+
+struct sd_qp *sd_soft_qp_create(int fd, int responder, int crc, uint32_t ird, uint32_t ord)
+{
+    struct sd_qp *qp = calloc(1, sizeof(*qp));
+    if (!qp)
+        return NULL;
+    qp->rx.buf = malloc(SD_SOFT_RX_BUF);
+    if (!qp->rx.buf) {
+        free(qp);
+        return NULL;
+    }
+    qp->fd = fd;
+    qp->crc = crc;
+    qp->ird = ird;
+    qp->ord = ord;
+    qp->tx_gated = responder;
+    sd_soft_ring_init(&qp->sq, sizeof(struct sd_soft_swr));
+    sd_soft_ring_init(&qp->rq, sizeof(struct sd_soft_rwr));
+    sd_soft_ring_init(&qp->orq, sizeof(struct sd_soft_orq));
+    sd_soft_ring_init(&qp->irq, sizeof(struct sd_soft_irq));
+    sd_soft_ring_init(&qp->cq, sizeof(struct sd_wc));
+    for (int q = 0; q < RDMAP_QN_COUNT; q++)
+        qp->rx.msn[q] = qp->tx_msn[q] = 1;          /* RFC 5041 5.1: MSN starts at 1 */
+    /* RFC 5044 5 (MULPDU): one FPDU per TCP segment, as siw does. */
+    int mss = 0;
+    socklen_t sl = sizeof(mss);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl) != 0 || mss <= 0)
+        mss = MPA_MAX_ULPDU;
+    qp->max_fpdu = mss < SD_SOFT_MIN_FPDU ? SD_SOFT_MIN_FPDU : (uint32_t)mss;
+    sd_debug("soft-iWARP: connection up: crc %d, ird %u, ord %u, max FPDU %u", crc, ird, ord,
+             qp->max_fpdu);
+    return qp;
+}
+
+static int is_error(enum sd_wc_status s) { return s != SD_WC_SUCCESS && s != SD_WC_FLUSHED; }
+
+/* Completes one outstanding request during a failure: the first one blamed gets the
+ * cause, every other one SD_WC_FLUSHED. */
+static void flush_one(struct sd_qp *qp, uint64_t wr_id, enum sd_wc_opcode op)
+{
+    enum sd_wc_status s = SD_WC_FLUSHED;
+    if (qp->blame_pending) {
+        s = qp->fail_cause;
+        qp->blame_pending = 0;
+    }
+    sd_soft_cq_push(qp, wr_id, op, s, 0);
+}
+
+static void qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame,
+                    const uint8_t *term, size_t term_len)
+{
+    if (qp->dead)
+        return;
+    qp->dead = 1;
+    qp->fail_cause = cause;
+    qp->blame_pending = blame == SD_SOFT_BLAME_SEND && is_error(cause);
+    while (qp->orq.count) {
+        flush_one(qp, ((struct sd_soft_orq *)sd_soft_ring_at(&qp->orq, 0))->wr_id, SD_WC_RDMA_READ);
+        sd_soft_ring_pop(&qp->orq);
+    }
+    sd_soft_tx_abort(qp, term, term_len, flush_one);
+    while (qp->sq.count) {
+        const struct sd_soft_swr *w = sd_soft_ring_at(&qp->sq, 0);
+        flush_one(qp, w->wr_id, w->opcode == RDMAP_WRITE      ? SD_WC_RDMA_WRITE
+                                : w->opcode == RDMAP_READ_REQ ? SD_WC_RDMA_READ
+                                                              : SD_WC_SEND);
+        sd_soft_ring_pop(&qp->sq);
+    }
+    qp->blame_pending = blame == SD_SOFT_BLAME_RECV && is_error(cause);
+    while (qp->rq.count) {
+        flush_one(qp, ((struct sd_soft_rwr *)sd_soft_ring_at(&qp->rq, 0))->wr_id, SD_WC_RECV);
+        sd_soft_ring_pop(&qp->rq);
+    }
+    qp->irq.count = 0;
+    sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, cause, 0);   /* MS-SMBD 3.1.7.1 */
+    if (!qp->tail)
+        shutdown(qp->fd, SHUT_WR);
+}
+
+void sd_soft_qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame)
+{
+    qp_fail(qp, cause, blame, NULL, 0);
+}
+
+void sd_soft_qp_terminate(struct sd_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
+                          enum sd_wc_status cause, enum sd_soft_blame blame)
+{
+    if (qp->dead)
+        return;
+    struct sd_iw_term t = {.layer = layer, .etype = etype, .ecode = ecode};
+    /* RFC 5040 4.8: copy the offending headers when their layout is known. */
+    int known = !(layer == TERM_LAYER_LLP ||
+                  (layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_CATASTROPHIC) ||
+                  (layer == TERM_LAYER_RDMAP && (ecode == RDMAP_ECODE_VERSION ||
+                                                 ecode == RDMAP_ECODE_OPCODE)) ||
+                  (layer == TERM_LAYER_DDP && (ecode == DDP_ECODE_T_VERSION && etype == DDP_ETYPE_TAGGED)) ||
+                  (layer == TERM_LAYER_DDP && (ecode == DDP_ECODE_U_VERSION && etype == DDP_ETYPE_UNTAGGED)));
+    if (known) {
+        t.hdrct = TERM_HDRCT_M | TERM_HDRCT_D;
+        if (qp->rx.hdr.opcode == RDMAP_READ_REQ && layer == TERM_LAYER_RDMAP)
+            t.hdrct |= TERM_HDRCT_R;
+    }
+    sd_warn("soft-iWARP: terminating the connection: %s", sd_iw_term_str(&t));
+    uint8_t buf[SD_SOFT_TERM_FPDU_MAX];
+    size_t n = sd_soft_tx_build_terminate(qp, &t, buf);
+    qp_fail(qp, cause, blame, buf, n);
+}
+
+static int soft_is_iwarp(const struct sockaddr *dst, socklen_t dstlen)
+{
+    (void)dst;
+    (void)dstlen;
+    return 1;
+}
+
+static int soft_fd(struct sd_qp *qp) { return qp->fd; }
+
+static int soft_poll_events(struct sd_qp *qp)
+{
+    if (!qp->dead)
+        return SD_POLL_IN | (sd_soft_tx_pending(qp) ? SD_POLL_OUT : 0);
+    return (qp->eof ? 0 : SD_POLL_IN) | (qp->tail ? SD_POLL_OUT : 0);
+}
+
+static int soft_progress(struct sd_qp *qp)
+{
+    sd_soft_rx_progress(qp);
+    sd_soft_tx_progress(qp);
+    if (qp->tail)
+        sd_soft_tx_drain_tail(qp);
+    return 0;
+}
+
+static void soft_disconnect(struct sd_qp *qp)
+{
+    sd_soft_qp_fail(qp, SD_WC_SUCCESS, SD_SOFT_BLAME_NONE);
+}
+
+static void soft_destroy(struct sd_qp *qp)
+{
+    if (!qp)
+        return;
+    sd_soft_qp_fail(qp, SD_WC_FLUSHED, SD_SOFT_BLAME_NONE);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (qp->tail && !sd_soft_tx_drain_tail(qp)) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        struct pollfd p = {.fd = qp->fd, .events = POLLOUT};
+        if (spent >= DESTROY_DRAIN_MS || poll(&p, 1, (int)(DESTROY_DRAIN_MS - spent)) <= 0)
+            break;
+    }
+    free(qp->tail);
+    close(qp->fd);
+    sd_soft_ring_free(&qp->sq);
+    sd_soft_ring_free(&qp->rq);
+    sd_soft_ring_free(&qp->orq);
+    sd_soft_ring_free(&qp->irq);
+    sd_soft_ring_free(&qp->cq);
+    sd_soft_mem_free(&qp->mem);
+    free(qp->rx.buf);
+    free(qp);
+}
+
+const struct sd_provider_ops sd_soft_provider = {
+    .name = "soft",
+    .is_iwarp = soft_is_iwarp,
+    .connect = sd_soft_connect,
+    .listen = sd_soft_listen,
+    .listener_fd = sd_soft_listener_fd,
+    .accept = sd_soft_accept,
+    .listener_close = sd_soft_listener_close,
+    .reg_mr = sd_soft_reg_mr,
+    .dereg_mr = sd_soft_dereg_mr,
+    .post_recv = sd_soft_post_recv,
+    .post_send = sd_soft_post_send,
+    .post_write = sd_soft_post_write,
+    .post_read = sd_soft_post_read,
+    .fd = soft_fd,
+    .poll_events = soft_poll_events,
+    .progress = soft_progress,
+    .poll_cq = sd_soft_poll_cq,
+    .disconnect = soft_disconnect,
+    .destroy = soft_destroy,
+};

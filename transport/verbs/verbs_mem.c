@@ -1,0 +1,48 @@
+/* transport/verbs/verbs_mem.c — memory registration on the connection's protection
+ * domain with exactly the access rights asked for (ibv_reg_mr). */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "log.h"
+#include "verbs_priv.h"
+
+int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr)
+{
+    struct ibv_mr *m;
+    int valid = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE;
+
+    if (!qp || !base || length == 0 || (access & ~valid))
+        return -EINVAL;
+    m = ibv_reg_mr(qp->pd, base, length, sd_verbs_access_flags(access));
+    if (!m) {
+        int e = errno ? errno : ENOMEM;
+
+        sd_warn("verbs: ibv_reg_mr of %zu bytes failed: %s (check RLIMIT_MEMLOCK)", length,
+                strerror(e));
+        return -e;
+    }
+    mr->base = base;
+    mr->length = length;
+    mr->lkey = m->lkey;
+    mr->rkey = (access & (SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE)) ? m->rkey : 0;
+    mr->addr = (uint64_t)(uintptr_t)base;
+    mr->access = access;
+    mr->priv = m;
+    return 0;
+}
+
+int sd_verbs_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
+{
+    int rc;
+
+    (void)qp;
+    if (!mr || !mr->priv)
+        return -EINVAL;
+    rc = ibv_dereg_mr(mr->priv);
+    if (rc)
+        return -rc;
+    mr->priv = NULL;
+    mr->lkey = mr->rkey = 0;
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* transport/verbs/verbs_priv.h — internals shared by the rdma-core verbs provider's
+ * files: the connection and listener objects and the helpers each file exports.
+ * Only transport/verbs/ includes this (and the unit tests of its pure helpers). */
+#ifndef SMBDIRECT_VERBS_PRIV_H
+#define SMBDIRECT_VERBS_PRIV_H
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "provider.h"
+
+#define SD_VERBS_QUEUE_DEPTH 1024 /* send and receive work requests, before device caps */
+#define SD_VERBS_MAX_SGE 4
+#define SD_VERBS_CM_RETRY 6
+#define SD_VERBS_RNR_RETRY 0 /* a Send with no posted receive is fatal (provider.h) */
+
+/* One posted work request, remembered until its completion is polled: errors and
+ * flushes do not report an opcode, and unsignaled Sends are signaled internally so
+ * every request is accounted for before CONN_LOST is reported. */
+struct sd_verbs_wr {
+    uint64_t wr_id;
+    enum sd_wc_opcode opcode;
+    int signaled;
+    struct ibv_mr *read_sink_mr; /* iWARP RDMA Read: temporary sink registration */
+};
+
+/* Work requests of one queue, completed in posting order (verbs guarantee). */
+struct sd_verbs_ring {
+    struct sd_verbs_wr *slot;
+    uint32_t size, head, count;
+};
+
+struct sd_qp {
+    struct rdma_event_channel *cm_channel;
+    struct rdma_cm_id *id;
+    struct ibv_pd *pd;
+    struct ibv_comp_channel *comp_channel;
+    struct ibv_cq *cq;
+    int iwarp;
+    int epoll_fd;  /* fd(): completion channel + CM channel + wake_fd */
+    int wake_fd;   /* eventfd: readable while CONN_LOST waits to be polled */
+    int connected; /* ESTABLISHED seen and no disconnect started */
+    int lost;      /* connection gone: everything flushes, then CONN_LOST */
+    int lost_reported;
+    enum sd_wc_status lost_cause; /* CONN_LOST's status: the first error, else FLUSHED */
+    uint32_t max_sge;
+    struct sd_verbs_ring sq, rq;
+};
+
+struct sd_listener {
+    struct rdma_event_channel *cm_channel;
+    struct rdma_cm_id *id;
+};
+
+/* A CM event copied out before it is acked. */
+struct sd_verbs_cm_event {
+    enum rdma_cm_event_type type;
+    int status;
+    struct rdma_cm_id *id;
+    struct rdma_conn_param conn;
+    uint8_t private_data[256];
+    uint8_t private_data_len;
+};
+
+/* verbs_device.c */
+int sd_verbs_require_device(const char *what);
+int sd_verbs_is_iwarp(const struct sockaddr *dst, socklen_t dstlen);
+
+/* verbs_cm.c */
+/* Creates a non-blocking CM event channel and an RC (RDMA_PS_TCP) id on it. */
+int sd_verbs_new_cm_id(struct rdma_event_channel **ch, struct rdma_cm_id **id);
+int sd_verbs_channel_nonblock(int fd);
+int sd_verbs_wait_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
+                           struct sd_verbs_cm_event *ev);
+long long sd_verbs_now_ms(void);
+
+/* verbs_qp.c */
+/* Builds the QP, CQ, completion channel and fd() set on a resolved (active) or
+ * requested (passive) id; on success the qp owns ch and id. */
+struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *id, int *err);
+/* The connection is gone: move the QP to error so everything flushes. */
+void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why);
+
+/* verbs_wc.c: pure mapping of verbs completions and access flags. */
+enum sd_wc_status sd_verbs_wc_status(enum ibv_wc_status s);
+void sd_verbs_wc_fill(const struct ibv_wc *in, const struct sd_verbs_wr *wr, int is_recv,
+                      struct sd_wc *out);
+int sd_verbs_access_flags(int sd_access);
+
+/* The provider's entry points, one file per concern. */
+struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
+                               const struct sd_cm_params *params, int timeout_ms,
+                               struct sd_cm_result *result, int *err);
+struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
+                                    int *err);
+int sd_verbs_listener_fd(struct sd_listener *l);
+struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *params,
+                              int timeout_ms, struct sd_cm_result *result, int *err);
+void sd_verbs_listener_close(struct sd_listener *l);
+int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
+int sd_verbs_dereg_mr(struct sd_qp *qp, struct sd_mr *mr);
+int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
+int sd_verbs_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
+                       uint32_t invalidate_rkey, int signaled);
+int sd_verbs_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                        uint32_t rkey, uint64_t raddr);
+int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                       uint32_t rkey, uint64_t raddr);
+int sd_verbs_fd(struct sd_qp *qp);
+int sd_verbs_poll_events(struct sd_qp *qp);
+int sd_verbs_progress(struct sd_qp *qp);
+int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max);
+void sd_verbs_disconnect(struct sd_qp *qp);
+void sd_verbs_destroy(struct sd_qp *qp);
+
+#endif

@@ -1,0 +1,457 @@
+/* transport/verbs/verbs_qp.c — one RC connection over rdma-core: QP, CQ and completion
+ * channel, posting Send (with invalidate), Receive, RDMA Write and Read, the event-loop
+ * fd (epoll over the completion channel, the CM channel and a wake-up eventfd),
+ * completion polling and connection loss (flush, then one CONN_LOST; MS-SMBD 3.1.7.1). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "verbs_priv.h"
+
+#define RECV_TAG (1ull << 32) /* ibv wr_id = ring slot, plus this bit on the RQ */
+
+static int ring_init(struct sd_verbs_ring *r, uint32_t size)
+{
+    r->slot = calloc(size, sizeof(*r->slot));
+    r->size = size;
+    r->head = r->count = 0;
+    return r->slot ? 0 : -ENOMEM;
+}
+
+/* The slot the next posted request will use, or NULL when the queue is full. */
+static struct sd_verbs_wr *ring_next(struct sd_verbs_ring *r, uint32_t *index)
+{
+    if (r->count == r->size)
+        return NULL;
+    *index = (r->head + r->count) % r->size;
+    memset(&r->slot[*index], 0, sizeof(r->slot[*index]));
+    return &r->slot[*index];
+}
+
+/* Retires the oldest request; completions arrive in posting order per queue. */
+static struct sd_verbs_wr ring_pop(struct sd_verbs_ring *r, uint32_t index)
+{
+    struct sd_verbs_wr wr = r->slot[r->head];
+
+    if (index != r->head)
+        sd_warn("verbs: completion for slot %u while slot %u is oldest", index, r->head);
+    r->head = (r->head + 1) % r->size;
+    r->count--;
+    return wr;
+}
+
+static void wake(struct sd_qp *qp)
+{
+    uint64_t one = 1;
+
+    if (write(qp->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        sd_warn("verbs: eventfd write failed: %s", strerror(errno));
+}
+
+void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why)
+{
+    struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+    if (qp->lost)
+        return;
+    qp->lost = 1;
+    qp->lost_cause = cause;
+    qp->connected = 0;
+    sd_info("verbs: connection lost: %s", why);
+    /* The error state flushes every outstanding request (IBTA 10.3.1). */
+    if (qp->id && qp->id->qp && ibv_modify_qp(qp->id->qp, &attr, IBV_QP_STATE))
+        sd_warn("verbs: moving the QP to error failed: %s", strerror(errno));
+    wake(qp);
+}
+
+static int watch(int epfd, int fd)
+{
+    struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) ? -errno : 0;
+}
+
+/* Frees the QP resources, not the CM id and channel. */
+static void release_qp_resources(struct sd_qp *qp)
+{
+    for (uint32_t i = 0; qp->sq.slot && i < qp->sq.count; i++) {
+        struct sd_verbs_wr *wr = &qp->sq.slot[(qp->sq.head + i) % qp->sq.size];
+
+        if (wr->read_sink_mr)
+            ibv_dereg_mr(wr->read_sink_mr);
+    }
+    if (qp->id && qp->id->qp)
+        rdma_destroy_qp(qp->id);
+    if (qp->cq)
+        ibv_destroy_cq(qp->cq);
+    if (qp->comp_channel)
+        ibv_destroy_comp_channel(qp->comp_channel);
+    if (qp->pd && ibv_dealloc_pd(qp->pd))
+        sd_warn("verbs: memory regions still registered at destroy (leaked)");
+    if (qp->epoll_fd >= 0)
+        close(qp->epoll_fd);
+    if (qp->wake_fd >= 0)
+        close(qp->wake_fd);
+    free(qp->sq.slot);
+    free(qp->rq.slot);
+}
+
+static int setup_qp(struct sd_qp *qp)
+{
+    struct ibv_context *ctx = qp->id->verbs;
+    struct ibv_device_attr attr;
+    struct ibv_qp_init_attr init;
+    uint32_t depth = SD_VERBS_QUEUE_DEPTH;
+    int cqe, rc;
+
+    if (ibv_query_device(ctx, &attr))
+        return -errno;
+    if ((uint32_t)attr.max_qp_wr < depth)
+        depth = (uint32_t)attr.max_qp_wr;
+    cqe = (int)(2 * depth) < attr.max_cqe ? (int)(2 * depth) : attr.max_cqe;
+    qp->max_sge = (uint32_t)attr.max_sge < SD_VERBS_MAX_SGE ? (uint32_t)attr.max_sge
+                                                             : SD_VERBS_MAX_SGE;
+    qp->iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+    qp->pd = ibv_alloc_pd(ctx);
+    if (!qp->pd)
+        return -(errno ? errno : ENOMEM);
+    qp->comp_channel = ibv_create_comp_channel(ctx);
+    if (!qp->comp_channel)
+        return -(errno ? errno : ENOMEM);
+    rc = sd_verbs_channel_nonblock(qp->comp_channel->fd);
+    if (rc)
+        return rc;
+    qp->cq = ibv_create_cq(ctx, cqe, qp, qp->comp_channel, 0);
+    if (!qp->cq)
+        return -(errno ? errno : ENOMEM);
+    if ((rc = ibv_req_notify_cq(qp->cq, 0)) != 0)
+        return -rc;
+    memset(&init, 0, sizeof(init));
+    init.send_cq = init.recv_cq = qp->cq;
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = depth;
+    init.cap.max_recv_wr = depth;
+    init.cap.max_send_sge = qp->max_sge;
+    init.cap.max_recv_sge = 1;
+    if (rdma_create_qp(qp->id, qp->pd, &init))
+        return -errno;
+    rc = ring_init(&qp->sq, init.cap.max_send_wr);
+    if (!rc)
+        rc = ring_init(&qp->rq, init.cap.max_recv_wr);
+    if (rc)
+        return rc;
+    qp->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    qp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (qp->epoll_fd < 0 || qp->wake_fd < 0)
+        return -errno;
+    if ((rc = watch(qp->epoll_fd, qp->comp_channel->fd)) ||
+        (rc = watch(qp->epoll_fd, qp->cm_channel->fd)) || (rc = watch(qp->epoll_fd, qp->wake_fd)))
+        return rc;
+    return 0;
+}
+
+struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *id, int *err)
+{
+    struct sd_qp *qp = calloc(1, sizeof(*qp));
+
+    if (!qp) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    qp->cm_channel = ch;
+    qp->id = id;
+    qp->epoll_fd = qp->wake_fd = -1;
+    *err = setup_qp(qp);
+    if (*err) {
+        sd_error("verbs: cannot create the RDMA queue pair: %s", strerror(-*err));
+        release_qp_resources(qp);
+        free(qp);
+        return NULL;
+    }
+    id->context = qp;
+    return qp;
+}
+
+static int check_postable(struct sd_qp *qp)
+{
+    return qp->lost ? -ENOTCONN : 0;
+}
+
+static int to_ibv_sge(const struct sd_sge *in, struct ibv_sge *out)
+{
+    if (!in || !in->mr || !in->mr->priv)
+        return -EINVAL;
+    out->addr = (uint64_t)(uintptr_t)in->addr;
+    out->length = in->length;
+    out->lkey = in->mr->lkey;
+    return 0;
+}
+
+int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge)
+{
+    struct ibv_recv_wr wr = { 0 }, *bad;
+    struct ibv_sge s;
+    struct sd_verbs_wr *slot;
+    uint32_t index;
+    int rc = check_postable(qp);
+
+    if (!rc)
+        rc = to_ibv_sge(sge, &s);
+    if (rc)
+        return rc;
+    slot = ring_next(&qp->rq, &index);
+    if (!slot)
+        return -ENOBUFS;
+    slot->wr_id = wr_id;
+    slot->opcode = SD_WC_RECV;
+    slot->signaled = 1;
+    wr.wr_id = RECV_TAG | index;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    rc = ibv_post_recv(qp->id->qp, &wr, &bad);
+    if (rc)
+        return -rc;
+    qp->rq.count++;
+    return 0;
+}
+
+/* Posts one send-queue request; every one is signaled so it is accounted for. */
+static int post_sq(struct sd_qp *qp, struct ibv_send_wr *wr, struct sd_verbs_wr *slot,
+                   uint32_t index)
+{
+    struct ibv_send_wr *bad;
+    int rc;
+
+    wr->wr_id = index;
+    wr->send_flags |= IBV_SEND_SIGNALED;
+    rc = ibv_post_send(qp->id->qp, wr, &bad);
+    if (rc) {
+        if (slot->read_sink_mr)
+            ibv_dereg_mr(slot->read_sink_mr);
+        return -rc;
+    }
+    qp->sq.count++;
+    return 0;
+}
+
+int sd_verbs_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
+                       uint32_t invalidate_rkey, int signaled)
+{
+    struct ibv_send_wr wr = { 0 };
+    struct ibv_sge s[SD_VERBS_MAX_SGE];
+    struct sd_verbs_wr *slot;
+    uint32_t index;
+    int rc = check_postable(qp);
+
+    if (rc)
+        return rc;
+    if (nsge < 1 || (uint32_t)nsge > qp->max_sge)
+        return -EINVAL;
+    for (int i = 0; i < nsge; i++)
+        if ((rc = to_ibv_sge(&sge[i], &s[i])) != 0)
+            return rc;
+    slot = ring_next(&qp->sq, &index);
+    if (!slot)
+        return -ENOBUFS;
+    slot->wr_id = wr_id;
+    slot->opcode = SD_WC_SEND;
+    slot->signaled = signaled;
+    wr.sg_list = s;
+    wr.num_sge = nsge;
+    if (invalidate_rkey) {
+        wr.opcode = IBV_WR_SEND_WITH_INV; /* MS-SMBD 3.1.4.2 / SMB2 RDMA_V1_INVALIDATE */
+        wr.invalidate_rkey = invalidate_rkey;
+    } else {
+        wr.opcode = IBV_WR_SEND;
+    }
+    return post_sq(qp, &wr, slot, index);
+}
+
+int sd_verbs_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                        uint32_t rkey, uint64_t raddr)
+{
+    struct ibv_send_wr wr = { 0 };
+    struct ibv_sge s;
+    struct sd_verbs_wr *slot;
+    uint32_t index;
+    int rc = check_postable(qp);
+
+    if (!rc)
+        rc = to_ibv_sge(local, &s);
+    if (rc)
+        return rc;
+    slot = ring_next(&qp->sq, &index);
+    if (!slot)
+        return -ENOBUFS;
+    slot->wr_id = wr_id;
+    slot->opcode = SD_WC_RDMA_WRITE;
+    slot->signaled = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.wr.rdma.rkey = rkey;
+    wr.wr.rdma.remote_addr = raddr;
+    return post_sq(qp, &wr, slot, index);
+}
+
+int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                       uint32_t rkey, uint64_t raddr)
+{
+    struct ibv_send_wr wr = { 0 };
+    struct ibv_sge s;
+    struct sd_verbs_wr *slot;
+    uint32_t index;
+    int rc = check_postable(qp);
+
+    if (!rc)
+        rc = to_ibv_sge(local, &s);
+    if (rc)
+        return rc;
+    slot = ring_next(&qp->sq, &index);
+    if (!slot)
+        return -ENOBUFS;
+    slot->wr_id = wr_id;
+    slot->opcode = SD_WC_RDMA_READ;
+    slot->signaled = 1;
+    /* RFC 5040 4.4: on iWARP the Read Response is a tagged write into the sink STag,
+     * so the sink needs remote write; grant it only to this range, only meanwhile. */
+    if (qp->iwarp && !(local->mr->access & SD_ACCESS_REMOTE_WRITE)) {
+        slot->read_sink_mr = ibv_reg_mr(qp->pd, local->addr, local->length,
+                                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        if (!slot->read_sink_mr)
+            return -(errno ? errno : ENOMEM);
+        s.lkey = slot->read_sink_mr->lkey;
+    }
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.sg_list = &s;
+    wr.num_sge = 1;
+    wr.wr.rdma.rkey = rkey;
+    wr.wr.rdma.remote_addr = raddr;
+    return post_sq(qp, &wr, slot, index);
+}
+
+int sd_verbs_fd(struct sd_qp *qp) { return qp->epoll_fd; }
+
+int sd_verbs_poll_events(struct sd_qp *qp)
+{
+    (void)qp;
+    return SD_POLL_IN;
+}
+
+/* Drains the connection's CM events: anything but TIMEWAIT_EXIT ends it. */
+static void drain_cm_events(struct sd_qp *qp)
+{
+    struct rdma_cm_event *e;
+
+    while (rdma_get_cm_event(qp->cm_channel, &e) == 0) {
+        enum rdma_cm_event_type type = e->event;
+
+        rdma_ack_cm_event(e);
+        if (type == RDMA_CM_EVENT_DISCONNECTED)
+            sd_verbs_qp_set_lost(qp, SD_WC_FLUSHED, "the peer disconnected");
+        else if (type != RDMA_CM_EVENT_TIMEWAIT_EXIT)
+            sd_verbs_qp_set_lost(qp, SD_WC_FATAL, rdma_event_str(type));
+    }
+}
+
+int sd_verbs_progress(struct sd_qp *qp)
+{
+    struct ibv_cq *cq;
+    void *ctx;
+    unsigned int events = 0;
+    uint64_t v;
+    int rc = 0;
+
+    drain_cm_events(qp);
+    while (ibv_get_cq_event(qp->comp_channel, &cq, &ctx) == 0)
+        events++;
+    if (events) {
+        ibv_ack_cq_events(qp->cq, events);
+        /* Re-arm before the caller polls, so nothing arriving after the poll is missed. */
+        rc = ibv_req_notify_cq(qp->cq, 0);
+        if (rc) {
+            sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "cannot re-arm the completion queue");
+            rc = -rc;
+        }
+    }
+    if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        rc = -errno;
+    return rc;
+}
+
+/* Retires one completion; returns 1 when it is reported to the caller. */
+static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_wc *out)
+{
+    int is_recv = (in->wr_id & RECV_TAG) != 0;
+    uint32_t index = (uint32_t)in->wr_id;
+    struct sd_verbs_ring *r = is_recv ? &qp->rq : &qp->sq;
+    struct sd_verbs_wr wr;
+
+    if (r->count == 0 || index >= r->size) {
+        sd_error("verbs: completion for unknown work request %#llx",
+                 (unsigned long long)in->wr_id);
+        sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "provider returned an unknown completion");
+        return 0;
+    }
+    wr = ring_pop(r, index);
+    if (wr.read_sink_mr)
+        ibv_dereg_mr(wr.read_sink_mr);
+    if (in->status != IBV_WC_SUCCESS && in->status != IBV_WC_WR_FLUSH_ERR)
+        sd_verbs_qp_set_lost(qp, sd_verbs_wc_status(in->status), ibv_wc_status_str(in->status));
+    if (in->status == IBV_WC_SUCCESS && !wr.signaled)
+        return 0;
+    sd_verbs_wc_fill(in, &wr, is_recv, out);
+    return 1;
+}
+
+int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
+{
+    struct ibv_wc batch[16];
+    int n = 0;
+
+    while (n < max) {
+        int want = max - n < 16 ? max - n : 16;
+        int got = ibv_poll_cq(qp->cq, want, batch);
+
+        if (got < 0) {
+            sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "ibv_poll_cq failed");
+            break;
+        }
+        for (int i = 0; i < got; i++)
+            n += take_completion(qp, &batch[i], &wc[n]);
+        if (got < want)
+            break;
+    }
+    /* MS-SMBD 3.1.7.1: after every request has flushed, report the loss once. */
+    if (n < max && qp->lost && !qp->lost_reported && qp->sq.count == 0 && qp->rq.count == 0) {
+        memset(&wc[n], 0, sizeof(wc[n]));
+        wc[n].opcode = SD_WC_CONN_LOST;
+        wc[n].status = qp->lost_cause;
+        qp->lost_reported = 1;
+        n++;
+    }
+    return n;
+}
+
+void sd_verbs_disconnect(struct sd_qp *qp)
+{
+    if (qp->connected && rdma_disconnect(qp->id))
+        sd_debug("verbs: rdma_disconnect: %s", strerror(errno));
+    sd_verbs_qp_set_lost(qp, SD_WC_FLUSHED, "local disconnect");
+}
+
+void sd_verbs_destroy(struct sd_qp *qp)
+{
+    if (!qp)
+        return;
+    if (qp->connected)
+        rdma_disconnect(qp->id);
+    release_qp_resources(qp);
+    rdma_destroy_id(qp->id);
+    rdma_destroy_event_channel(qp->cm_channel);
+    free(qp);
+}
