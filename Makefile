@@ -41,8 +41,8 @@ $(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 # The preload library: the shim over the core, no symbol versions added.
-$(BUILD)/libsmbdirect.so: $(SHIM_OBJ) $(CORE_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/libsmbdirect.so: $(SHIM_OBJ) $(CORE_OBJ) preload/exports.map
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=preload/exports.map -o $@ $(SHIM_OBJ) $(CORE_OBJ) $(LIBS)
 
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -73,6 +73,10 @@ test-unit: all
 
 test-bats: all
 	scripts/run-tests bats
+
+# Real-peer tier: kernel siw/rxe, ksmbd and cifs in a qemu (TCG) VM; see scripts/vm/run-tests.
+test-vm: all
+	scripts/vm/run-tests
 
 # Installs the build/test/demo dependencies (root, Debian 12, apt-get).
 deps:

@@ -27,7 +27,8 @@
  * to what the device supports. */
 #define SHIM_RDMA_READ_DEPTH 16
 
-unsigned shim_inet_port(const struct sockaddr *addr, socklen_t len)
+/* The inet port of addr when it is a complete AF_INET/AF_INET6 address, else 0. */
+static unsigned inet_port(const struct sockaddr *addr, socklen_t len)
 {
     if (!addr || len < (socklen_t)sizeof(sa_family_t))
         return 0;
@@ -132,7 +133,7 @@ static int dial(const struct shim_config *cfg, const struct sockaddr *addr, sock
     shim_guard_enter(); /* the provider's own sockets must not come back here */
     rc = pick_provider((struct sockaddr *)&dst, len, &o.provider, &is_iwarp);
     res->provider = rc == 0 ? o.provider->name : "none";
-    res->rdma_port = pm_rdma_port(&cfg->portmap, (uint16_t)shim_inet_port(addr, len), is_iwarp);
+    res->rdma_port = pm_rdma_port(&cfg->portmap, (uint16_t)inet_port(addr, len), is_iwarp);
     if (rc < 0) {
         snprintf(res->why, sizeof(res->why), "no RDMA device reaches the server");
     } else {
@@ -282,7 +283,7 @@ int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int 
         *rc = -1;
         return 1;
     }
-    port = shim_inet_port(addr, len);
+    port = inet_port(addr, len);
     if (port == 0)
         return 0;
     cfg = shim_config_get();

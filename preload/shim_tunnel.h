@@ -11,7 +11,4 @@
  * failure), 0 when the caller must call the real connect unchanged. */
 int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int *rc);
 
-/* The inet port of addr when it is a complete AF_INET/AF_INET6 address, else 0. */
-unsigned shim_inet_port(const struct sockaddr *addr, socklen_t len);
-
 #endif

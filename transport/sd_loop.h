@@ -33,7 +33,8 @@ void sd_loop_cancel_timer(struct sd_loop *l, int64_t id);
 int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx);
 
 /* Runs callbacks for at most timeout_ms (-1: until an event). Returns the number of
- * callbacks run or -errno. sd_loop_run loops until sd_loop_stop. */
+ * callbacks run or -errno. sd_loop_run loops until sd_loop_stop, which is thread-safe
+ * and async-signal-safe (a stop requested before sd_loop_run makes it return at once). */
 int sd_loop_run_once(struct sd_loop *l, int timeout_ms);
 int sd_loop_run(struct sd_loop *l);
 void sd_loop_stop(struct sd_loop *l);

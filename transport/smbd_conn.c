@@ -124,7 +124,7 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
     return 0;
 }
 
-void smbd_drop_send_queue(struct smbd_conn *c)
+static void drop_send_queue(struct smbd_conn *c)
 {
     struct smbd_send_slot *s;
 
@@ -152,7 +152,7 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
         sd_info("smbd: connection closed: %s", reason);
     c->negotiate_deadline = UINT64_MAX;
     c->idle_deadline = UINT64_MAX;
-    smbd_drop_send_queue(c);
+    drop_send_queue(c);
     /* A failure Negotiate Response is flushed first (3.1.5.3), then disconnected. */
     if (!was_disconnecting && !c->fail_response_pending)
         c->ops->disconnect(c->qp);
@@ -209,7 +209,7 @@ void smbd_conn_disconnect(struct smbd_conn *c)
     c->state = SMBD_ST_DISCONNECTING;
     c->negotiate_deadline = UINT64_MAX;
     c->idle_deadline = UINT64_MAX;
-    smbd_drop_send_queue(c);
+    drop_send_queue(c);
     c->ops->disconnect(c->qp);
 }
 

@@ -146,7 +146,6 @@ static inline int smbd_is_live(const struct smbd_conn *c)
 void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void smbd_become_established(struct smbd_conn *c, uint64_t now_ms);
-void smbd_drop_send_queue(struct smbd_conn *c);
 
 /* smbd_conn_negotiate.c (3.1.5.2, 3.1.5.3, 3.1.5.6, 3.1.5.7) */
 int smbd_send_negotiate_request(struct smbd_conn *c);
@@ -158,7 +157,6 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
 /* smbd_conn_recv.c (3.1.5.5, 3.1.5.8) */
 int smbd_recv_pool_init(struct smbd_conn *c);
 void smbd_recv_pool_free(struct smbd_conn *c);
-int smbd_post_recv(struct smbd_conn *c, uint32_t idx);
 void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms);
 
 /* smbd_conn_send.c (3.1.5.1, 3.1.5.4) */

@@ -16,7 +16,7 @@ static uint32_t recv_stride(const struct smbd_conn *c)
     return (c->cfg.max_receive_size + 63u) & ~63u;
 }
 
-int smbd_post_recv(struct smbd_conn *c, uint32_t idx)
+static int post_recv(struct smbd_conn *c, uint32_t idx)
 {
     struct sd_sge sge = {
         .addr = c->recv_mem + (size_t)idx * recv_stride(c),
@@ -48,7 +48,7 @@ int smbd_recv_pool_init(struct smbd_conn *c)
         return err;
     c->recv_count = c->receive_credit_max;
     for (uint32_t i = 0; i < c->recv_count; i++) {
-        err = smbd_post_recv(c, i);
+        err = post_recv(c, i);
         if (err)
             return err;
     }
@@ -241,7 +241,7 @@ void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
     case SMBD_ROLE_ESTABLISHED: recv_data_transfer(c, wc, buf, now_ms); break;
     }
     if (smbd_is_live(c)) {
-        int err = smbd_post_recv(c, (uint32_t)idx);
+        int err = post_recv(c, (uint32_t)idx);
 
         if (err)
             smbd_terminate(c, -ECONNRESET, "reposting a receive failed: %d", err);

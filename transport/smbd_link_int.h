@@ -15,8 +15,8 @@ struct smbd_conn *smbd_link_engine(struct smbd_link *k);
 void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx);
 
 /* loop watches the provider fd and runs the engine's timers; after(ctx) (may be NULL)
- * runs at the end of each such callback, outside any engine call. Polls once at once,
- * for completions the provider may already hold. 0 or -errno. */
+ * runs at the end of each such callback, outside any engine call. Polls the provider
+ * once right away, for completions it may already hold. 0 or -errno. */
 int smbd_link_attach(struct smbd_link *k, struct sd_loop *loop, void (*after)(void *ctx),
                      void *ctx);
 void smbd_link_detach(struct smbd_link *k);

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/lib/samba-env.sh — throwaway Samba environment on one loopback address:
 # a root smbd with a temp config and temp state dirs on ADDR:445, the smbdirect-relay
 # in front of it on ADDR:5445, and helpers to run smbclient through the shim (or over
@@ -53,7 +54,7 @@ senv_create() {
     SENV_SMBD_PID='' SENV_RELAY_PID='' SENV_USER='' SENV_PASS=''
 }
 
-# senv_write_conf [signing=auto|mandatory|disabled] [min_protocol=P] [max_protocol=P]
+# senv_write_conf [signing=default|mandatory|disabled] [min_protocol=P] [max_protocol=P]
 #                 [guest=yes|no]
 # Writes $SENV_CONF: standalone server bound to $SENV_ADDR only, every state dir in
 # $SENV_DIR, one share [share] on $SENV_SHARE, passwords in a temp tdbsam.
@@ -118,20 +119,25 @@ senv_add_user() {
         smbpasswd -c "$SENV_CONF" -a -s "$SENV_USER" >/dev/null || return 1
 }
 
-# senv_wait_listen ADDR PORT [SECONDS] — waits until something listens on ADDR:PORT
-# (checked with ss, so no connection is made to the server being waited for).
+# senv_listening ADDR PORT — true when something listens on ADDR:PORT (checked with ss,
+# so no connection is made to the server being waited for).
+senv_listening() { [ -n "$(ss -Hltn "src $1:$2" 2>/dev/null)" ]; }
+
+# senv_wait_listen ADDR PORT SECONDS PID — waits until something listens on ADDR:PORT;
+# gives up early when process PID (the server being started) has exited.
 senv_wait_listen() {
-    local addr=$1 port=$2 deadline=$((SECONDS + ${3:-15}))
+    local deadline=$((SECONDS + $3))
     while [ "$SECONDS" -lt "$deadline" ]; do
-        if [ -n "$(ss -Hltn "src $addr:$port" 2>/dev/null)" ]; then return 0; fi
+        senv_listening "$1" "$2" && return 0
+        if ! kill -0 "$4" 2>/dev/null; then
+            senv_say "process $4 exited before listening on $1:$2"
+            return 1
+        fi
         sleep 0.05
     done
-    senv_say "nothing listens on $addr:$port after ${3:-15} s"
+    senv_say "nothing listens on $1:$2 after $3 s"
     return 1
 }
-
-# senv_listening ADDR PORT — true when something listens on ADDR:PORT.
-senv_listening() { [ -n "$(ss -Hltn "src $1:$2" 2>/dev/null)" ]; }
 
 # senv_smbd_start [senv_write_conf options...] — writes the config and starts smbd in
 # the foreground mode, backgrounded, in its own process group (smbd -F calls setsid).
@@ -144,7 +150,7 @@ senv_smbd_start() {
     smbd --foreground --configfile="$SENV_CONF" </dev/null >>"$SENV_SMBD_LOG" 2>&1 3>&- &
     SENV_SMBD_PID=$!
     echo "$SENV_SMBD_PID" >"$SENV_DIR/smbd.pid"
-    if ! senv_wait_listen "$SENV_ADDR" "$SENV_SMB_PORT" 20; then
+    if ! senv_wait_listen "$SENV_ADDR" "$SENV_SMB_PORT" 20 "$SENV_SMBD_PID"; then
         senv_say "smbd did not start; log tail:"; tail -n 20 "$SENV_SMBD_LOG" >&2
         return 1
     fi
@@ -164,7 +170,7 @@ senv_relay_start() {
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
     SENV_RELAY_PID=$!
     echo "$SENV_RELAY_PID" >"$SENV_DIR/relay.pid"
-    if ! senv_wait_listen "$SENV_ADDR" "$SENV_RELAY_PORT" 10; then
+    if ! senv_wait_listen "$SENV_ADDR" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_PID"; then
         senv_say "relay did not start; log tail:"; tail -n 20 "$SENV_RELAY_LOG" >&2
         return 1
     fi
@@ -203,8 +209,8 @@ senv_group_alive() {
 
 # senv_destroy — stops the relay and smbd and removes the temp tree (unless SENV_KEEP=1).
 senv_destroy() {
-    senv_relay_stop
-    senv_smbd_stop
+    senv_relay_stop TERM
+    senv_smbd_stop TERM
     if [ -n "${SENV_DIR:-}" ] && [ -d "$SENV_DIR" ]; then
         if [ "${SENV_KEEP:-0}" = 1 ]; then senv_say "kept $SENV_DIR"
         else rm -rf "$SENV_DIR"; fi

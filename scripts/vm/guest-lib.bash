@@ -45,10 +45,11 @@ vm_rdma_add() {
 # vm_ksmbd_start — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with ksmbd.mountd from
 # ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER. Create the RDMA
 # devices first: ksmbd picks its SMB Direct port when it starts (5445 once an iWARP device exists,
-# else 445). Waits until the TCP listener (and the siw listener, with siw) is up.
+# else 445). Waits until its TCP and RDMA listeners are up.
 vm_ksmbd_start() {
     local conf=$VM_KSMBD_DIR/ksmbd.conf db=$VM_KSMBD_DIR/ksmbdpwd.db
-    mkdir -p "$VM_KSMBD_DIR/share" && modprobe ksmbd || return 1
+    # ksmbd opens files with the credentials of the user's Unix account; vmuser has none here.
+    mkdir -p "$VM_KSMBD_DIR/share" && chmod 0777 "$VM_KSMBD_DIR/share" && modprobe ksmbd || return 1
     cat >"$conf" <<EOF
 [global]
 	netbios name = VMKSMBD
@@ -62,23 +63,39 @@ EOF
     "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 ||
         { cat "$VM_KSMBD_DIR/mountd.log" >&2; return 1; }
     vm_wait_port 445 || return 1
-    if rdma link show siw0/1 >/dev/null 2>&1; then vm_wait_port 5445 || return 1; fi
+    if rdma link show siw0/1 >/dev/null 2>&1; then vm_wait_rdma_listen 5445; else vm_wait_rdma_listen 445; fi
 }
 
-# vm_wait_port PORT — waits (10 s at most) for a TCP listener on PORT, any address; siw's
-# kernel listeners show up there too.
+# vm_wait_port PORT — waits (10 s at most) for a TCP listener on PORT, any address.
 vm_wait_port() {
     local deadline=$((SECONDS + 10))
     until [ -n "$(ss -Hltn "sport = :$1")" ]; do
-        [ "$SECONDS" -lt "$deadline" ] || { echo "nothing listens on port $1" >&2; return 1; }
+        [ "$SECONDS" -lt "$deadline" ] || { echo "nothing listens on TCP port $1" >&2; return 1; }
         sleep 0.1
     done
 }
 
-# vm_smbclient_ksmbd ADDR [smbclient args...] — smbclient against ksmbd's share (no shim).
+# vm_wait_rdma_listen PORT — waits (10 s at most) for an rdma_cm listener on PORT, any device.
+vm_wait_rdma_listen() {
+    local deadline=$((SECONDS + 10))
+    until rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [^ ]*:$1 "; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "no rdma_cm listener on port $1" >&2; return 1; }
+        sleep 0.1
+    done
+}
+
+# vm_smbclient_ksmbd ADDR VIA [smbclient args...] — smbclient against ksmbd's share, 120 s at
+# most. VIA: tcp (no shim), or soft|rdma: through the shim with that SMBDIRECT_TRANSPORT and no
+# TCP fallback, so a run that did not use SMB Direct fails.
 vm_smbclient_ksmbd() {
-    local addr=$1; shift
-    timeout 120 smbclient "//$addr/share" -m SMB3 -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" "$@"
+    local addr=$1 via=$2; shift 2
+    local cmd=(smbclient "//$addr/share" -m SMB3 -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" "$@")
+    case "$via" in
+        tcp) timeout 120 "${cmd[@]}" ;;
+        soft|rdma) SMBDIRECT_TRANSPORT=$via SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
+                   timeout 120 "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
+        *) echo "vm_smbclient_ksmbd: unknown path $via" >&2; return 2 ;;
+    esac
 }
 
 # vm_mpa_reply ADDR PORT — sends an MPA rev 2 request (RFC 5044 7.1, CRC + enhanced RFC 6581

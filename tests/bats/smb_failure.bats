@@ -80,3 +80,18 @@ interrupt_transfer() {
 @test "backend smbd killed mid-put: smbclient exits with an error within 20 s" {
     interrupt_transfer put smbd
 }
+
+@test "after its backend was killed mid-transfer the relay still serves new connections" {
+    require_shim
+    interrupt_transfer get smbd
+    local relay_pid d
+    relay_pid=$(cat "$SENV_DIR/relay.pid")
+    senv_smbd_start
+    d=$(work_dir)
+    senv_random_file "$d/after.bin" 1048576
+    run_smb -c "put $d/after.bin after.bin"
+    assert_success
+    assert_same_file "$d/after.bin" "$SENV_SHARE/after.bin"
+    [ "$(cat "$SENV_DIR/relay.pid")" = "$relay_pid" ]
+    kill -0 "$relay_pid"
+}

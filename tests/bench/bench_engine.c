@@ -137,25 +137,41 @@ static long rss_kib(void)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Best of ROUNDS for both, alternating, so a busy neighbour on the machine
+ * disturbs the ratio as little as possible. */
+#define ROUNDS 5
+
 static void run_throughput(const char *label, const struct smbd_config *ca,
                            const struct smbd_config *cb, size_t len, uint64_t count)
 {
     struct side a, b;
-    uint8_t *src = malloc(len), *dst = malloc(len < (1u << 20) ? (1u << 20) : len);
-    double t_engine, t_memcpy, gbytes = (double)len * (double)count / 1e9;
+    size_t dst_len = len < (1u << 20) ? (1u << 20) : len;
+    uint8_t *src = malloc(len), *dst = malloc(dst_len);
+    double t_engine = 1e9, t_memcpy = 1e9, gbytes = (double)len * (double)count / 1e9;
 
+    if (!src || !dst)
+        exit(1);
     for (size_t i = 0; i < len; i++)
         src[i] = (uint8_t)(i * 7 + 3);
+    memset(dst, 0, dst_len);
     pair_up(&a, &b, ca, cb);
-    stream(&a, &b, src, len, count / 10 + 1, 4 * len + 65536); /* warm up */
-    a.bytes = b.bytes = a.msgs = b.msgs = 0;
-    t_engine = stream(&a, &b, src, len, count, 4 * len + 65536);
-    t_memcpy = memcpy_time(dst, len < (1u << 20) ? (1u << 20) : len, src, len, count);
-    printf("%-34s engine %8.2f GB/s %11.0f msgs/s | memcpy %8.2f GB/s | ratio %.2fx\n", label,
+    stream(&a, &b, src, len, count / 10 + 1, len + 65536); /* warm up */
+    for (int r = 0; r < ROUNDS; r++) {
+        double te, tm;
+
+        a.bytes = b.bytes = a.msgs = b.msgs = 0;
+        te = stream(&a, &b, src, len, count, len + 65536);
+        if (b.bytes != (uint64_t)len * count) {
+            printf("  ERROR: delivered %llu of %llu bytes\n", (unsigned long long)b.bytes,
+                   (unsigned long long)len * count);
+            exit(1);
+        }
+        tm = memcpy_time(dst, dst_len, src, len, count);
+        t_engine = te < t_engine ? te : t_engine;
+        t_memcpy = tm < t_memcpy ? tm : t_memcpy;
+    }
+    printf("%-34s engine %6.2f GB/s %10.0f msgs/s | memcpy %6.2f GB/s | ratio %.2fx\n", label,
            gbytes / t_engine, (double)count / t_engine, gbytes / t_memcpy, t_memcpy / t_engine);
-    if (b.bytes != (uint64_t)len * count)
-        printf("  ERROR: delivered %llu of %llu bytes\n", (unsigned long long)b.bytes,
-               (unsigned long long)len * count);
     pair_down(&a, &b);
     free(src);
     free(dst);
@@ -198,10 +214,10 @@ int main(int argc, char **argv)
 
     smbd_config_default(&ca, SMBD_ROLE_ACTIVE);
     smbd_config_default(&cb, SMBD_ROLE_PASSIVE);
-    run_throughput("1 MiB messages (defaults)", &ca, &cb, 1u << 20, (uint64_t)(1024 * scale));
-    run_throughput("100-byte messages (defaults)", &ca, &cb, 100, (uint64_t)(4000000 * scale));
+    run_throughput("1 MiB messages (defaults)", &ca, &cb, 1u << 20, (uint64_t)(512 * scale));
+    run_throughput("100-byte messages (defaults)", &ca, &cb, 100, (uint64_t)(2000000 * scale));
     ca.max_send_size = cb.max_send_size = 8192;
-    run_throughput("1 MiB messages (MaxSendSize 8192)", &ca, &cb, 1u << 20, (uint64_t)(1024 * scale));
+    run_throughput("1 MiB messages (MaxSendSize 8192)", &ca, &cb, 1u << 20, (uint64_t)(512 * scale));
     run_memory();
     return 0;
 }

@@ -7,7 +7,7 @@
 
 #define FAKE_MAX_SGE 4
 
-/* A growable FIFO of fixed-size elements. */
+/* A growable FIFO of fixed-size elements; capacity is a power of two. */
 struct fake_ring {
     uint8_t *buf;
     size_t esz, cap, head, count;
@@ -21,7 +21,7 @@ static void ring_init(struct fake_ring *r, size_t esz)
 
 static void *ring_at(const struct fake_ring *r, size_t i)
 {
-    return r->buf + ((r->head + i) % r->cap) * r->esz;
+    return r->buf + ((r->head + i) & (r->cap - 1)) * r->esz;
 }
 
 static void ring_push(struct fake_ring *r, const void *e)
@@ -39,7 +39,7 @@ static void ring_push(struct fake_ring *r, const void *e)
         r->cap = cap;
         r->head = 0;
     }
-    memcpy(r->buf + ((r->head + r->count) % r->cap) * r->esz, e, r->esz);
+    memcpy(ring_at(r, r->count), e, r->esz);
     r->count++;
 }
 
@@ -49,7 +49,7 @@ static int ring_pop(struct fake_ring *r, void *e)
         return 0;
     if (e)
         memcpy(e, ring_at(r, 0), r->esz);
-    r->head = (r->head + 1) % r->cap;
+    r->head = (r->head + 1) & (r->cap - 1);
     r->count--;
     return 1;
 }
@@ -94,7 +94,7 @@ struct sd_qp {
     uint64_t rng;
     struct fake_ring recvs, wire, scq, rcq;
     struct fake_region *regions;
-    size_t nregions;
+    size_t nregions, last_region; /* last_region: lookup cache */
     uint32_t next_key;
     struct fake_sent *sent;
     size_t nsent, sent_cap;
@@ -152,9 +152,18 @@ struct sd_qp *fake_qp_new(uint64_t seed)
 
 static struct fake_region *region_by_lkey(struct sd_qp *qp, uint32_t lkey)
 {
-    for (size_t i = 0; i < qp->nregions; i++)
-        if (qp->regions[i].live && qp->regions[i].lkey == lkey)
+    if (qp->last_region < qp->nregions) {
+        struct fake_region *r = &qp->regions[qp->last_region];
+
+        if (r->live && r->lkey == lkey)
+            return r;
+    }
+    for (size_t i = 0; i < qp->nregions; i++) {
+        if (qp->regions[i].live && qp->regions[i].lkey == lkey) {
+            qp->last_region = i;
             return &qp->regions[i];
+        }
+    }
     return NULL;
 }
 

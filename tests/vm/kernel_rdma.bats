@@ -17,12 +17,11 @@ setup() {
 
 # rping_pair ADDR — rping server and client (10 verified iterations) on ADDR.
 rping_pair() {
-    local server_log=/tmp/rping-server.$$ server
-    rping -s -a "$1" -v -C 10 >"$server_log" 2>&1 &
+    local server_log=/tmp/rping-server.$$ server server_rc=0
+    timeout 90 rping -s -a "$1" -v -C 10 >"$server_log" 2>&1 &
     server=$!
-    sleep 0.5
+    vm_wait_rdma_listen 7174
     run timeout 60 rping -c -a "$1" -v -C 10 -V
-    local server_rc=0
     wait "$server" || server_rc=$?
     echo "client: $output"; echo "server: $(cat "$server_log")"
     [ "$status" -eq 0 ]
@@ -58,11 +57,10 @@ rping_pair() {
 }
 
 @test "ucmatose connects, transfers and disconnects over kernel siw" {
-    ucmatose -b "$VM_SIW_IP" -C 10 >/tmp/ucmatose-server.log 2>&1 &
-    local server=$!
-    sleep 0.5
+    timeout 90 ucmatose -b "$VM_SIW_IP" -C 10 >/tmp/ucmatose-server.log 2>&1 &
+    local server=$! server_rc=0
+    vm_wait_rdma_listen 7471
     run timeout 60 ucmatose -s "$VM_SIW_IP" -C 10
-    local server_rc=0
     wait "$server" || server_rc=$?
     echo "$output"; cat /tmp/ucmatose-server.log
     [ "$status" -eq 0 ]
@@ -71,9 +69,9 @@ rping_pair() {
 }
 
 @test "a kernel siw listener answers a plain TCP MPA request with an MPA rev 2 reply" {
-    rping -s -a "$VM_SIW_IP" -p 7174 -C 1 >/dev/null 2>&1 &
+    timeout 60 rping -s -a "$VM_SIW_IP" -C 1 >/dev/null 2>&1 &
     local server=$!
-    vm_wait_port 7174
+    vm_wait_rdma_listen 7174
     run vm_mpa_reply "$VM_SIW_IP" 7174
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true

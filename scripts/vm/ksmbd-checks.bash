@@ -1,0 +1,100 @@
+# scripts/vm/ksmbd-checks.bash — the checks that tests/vm/ksmbd_*.bats run against the kernel's SMB
+# Direct server over each path (TCP, shim on soft-iWARP, shim on verbs over siw or rxe), so every
+# peer combination is held to the same assertions. Sourced after guest-lib.bash, inside bats tests.
+# Files: ksmbd_seed_share puts small.bin (1000 B) and get-1m.bin / get-16m.bin in ksmbd's share.
+
+KSMBD_SHARE=$VM_KSMBD_DIR/share
+
+# ksmbd_seed_share — the files the checks read back (once per suite).
+ksmbd_seed_share() {
+    senv_random_file "$KSMBD_SHARE/small.bin" 1000 &&
+    senv_random_file "$KSMBD_SHARE/get-1m.bin" $((1024 * 1024)) &&
+    senv_random_file "$KSMBD_SHARE/get-16m.bin" $((16 * 1024 * 1024))
+}
+
+# ksmbd_assert_same LOCAL SERVER_NAME — LOCAL and the share's file have one sha256.
+ksmbd_assert_same() {
+    local a b
+    a=$(senv_sha256 "$1") b=$(senv_sha256 "$KSMBD_SHARE/$2")
+    [ "$a" = "$b" ] || { echo "sha256 differs: $1 $a, share/$2 $b" >&2; return 1; }
+}
+
+# ksmbd_assert_smb_direct VIA — with the shim, the last run's output shows the tunnel was used.
+ksmbd_assert_smb_direct() {
+    [ "$1" = tcp ] && return 0
+    [[ "$output" == *"tunneled over SMB Direct ($1"* ]] || { echo "SMB Direct was not used" >&2; return 1; }
+}
+
+# ksmbd_check_ls_get_put ADDR VIA — ls, get (1000 B and 1 MiB) and put (64 KiB, below ksmbd's
+# ~170 KB MaxFragmentedSize) in one smbclient session; every file keeps its sha256.
+ksmbd_check_ls_get_put() {
+    local addr=$1 via=$2 d
+    d=$(mktemp -d)
+    senv_random_file "$d/put.bin" $((64 * 1024))
+    run vm_smbclient_ksmbd "$addr" "$via" -c "ls; get small.bin $d/small.bin; get get-1m.bin $d/1m.bin; put $d/put.bin put-64k-$via.bin"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ksmbd_assert_smb_direct "$via"
+    [[ "$output" == *small.bin* ]]
+    [[ "$output" == *get-16m.bin* ]]
+    ksmbd_assert_same "$d/small.bin" small.bin
+    ksmbd_assert_same "$d/1m.bin" get-1m.bin
+    ksmbd_assert_same "$d/put.bin" "put-64k-$via.bin"
+    rm -rf "$d"
+}
+
+# ksmbd_check_get_rate ADDR VIA LABEL — gets the 16 MiB file, checks it and notes the rate.
+ksmbd_check_get_rate() {
+    local addr=$1 via=$2 label=$3 d t0 t1
+    d=$(mktemp -d)
+    t0=$(senv_now)
+    run vm_smbclient_ksmbd "$addr" "$via" -c "get get-16m.bin $d/16m.bin"
+    t1=$(senv_now)
+    echo "$output"
+    [ "$status" -eq 0 ]
+    ksmbd_assert_smb_direct "$via"
+    ksmbd_assert_same "$d/16m.bin" get-16m.bin
+    vm_note "$label: get 16 MiB in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, $(senv_rate $((16 * 1024 * 1024)) "$t0" "$t1") MiB/s (whole smbclient run)"
+    rm -rf "$d"
+}
+
+# ksmbd_check_large_put ADDR VIA LABEL — puts 1 MiB, more than ksmbd's MaxFragmentedSize (~170 KB)
+# while smbclient writes up to MaxWriteSize inline. Either it works (same sha256) or it fails
+# cleanly: a non-zero exit before the time-out, no crash, an error line naming the cause, and
+# ksmbd still serves the next session. The outcome is noted either way.
+ksmbd_check_large_put() {
+    local addr=$1 via=$2 label=$3 d name
+    d=$(mktemp -d)
+    name=put-1m-$via.bin
+    senv_random_file "$d/put.bin" $((1024 * 1024))
+    run vm_smbclient_ksmbd "$addr" "$via" -c "put $d/put.bin $name"
+    echo "$output"
+    ksmbd_assert_smb_direct "$via"
+    if [ "$status" -eq 0 ]; then
+        ksmbd_assert_same "$d/put.bin" "$name"
+        vm_note "$label: put 1 MiB (> MaxFragmentedSize) works, sha256 matches"
+    else
+        [ "$status" -ne 124 ] || { echo "smbclient hung until the time-out" >&2; return 1; }
+        [ "$status" -lt 128 ] || { echo "smbclient died of a signal ($status)" >&2; return 1; }
+        local reason
+        reason=$(grep -m1 -E 'smbdirect\[[0-9]+\] error:' <<<"$output") ||
+            { echo "failed without an error line from the shim" >&2; return 1; }
+        vm_note "$label: put 1 MiB (> MaxFragmentedSize) fails cleanly (exit $status): ${reason#*error: }"
+        run vm_smbclient_ksmbd "$addr" "$via" -c ls
+        [ "$status" -eq 0 ] || { echo "ksmbd did not serve the next session: $output" >&2; return 1; }
+    fi
+    rm -rf "$d"
+}
+
+# ksmbd_check_probe ADDR TRANSPORT LABEL — smbdirect-probe negotiates with ksmbd and prints the
+# parameters ksmbd granted; notes them.
+ksmbd_check_probe() {
+    local addr=$1 transport=$2 label=$3
+    vm_require_bin "$VM_BUILD/smbdirect-probe"
+    run timeout 60 "$VM_BUILD/smbdirect-probe" --transport "$transport" "$addr"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"version: 0x0100"* ]]
+    [[ "$output" == *"MaxReadWriteSize: "[1-9]* ]]
+    vm_note "$label: $(grep -E '^(MaxSendSize|MaxReceiveSize|MaxFragmentedSize.send|MaxReadWriteSize|credits.send_granted|IRD|ORD):' <<<"$output" | tr '\n' ' ')"
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# tests/bats/shim_tunnel.bats — the socketpair swap seen from a program, without Samba:
+# smbdirect-relay (soft-iWARP) in front of a TCP echo server that returns the SMB2
+# Direct-TCP frames it gets, and a Python client under LD_PRELOAD=build/libsmbdirect.so
+# that connects to the echo port (tunneled through SMBDIRECT_PORTS/_PORTMAP). Checks
+# what the program sees: non-blocking connect returns 0 with O_NONBLOCK and FD_CLOEXEC
+# kept, inet names and options, EISCONN, framed data both ways, a fork child using the
+# inherited fd, and EOF/an error (never a hang) when the relay dies.
+
+ROOT="$BATS_TEST_DIRNAME/../.."
+SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
+RELAY="$ROOT/build/smbdirect-relay"
+
+ECHO_SERVER='
+import socketserver, sys
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        try:
+            while True:
+                data = self.request.recv(65536)
+                if not data:
+                    return
+                self.request.sendall(data)
+        except OSError:
+            return
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
+'
+
+# The client: one line per check, "ok NAME" or "FAIL NAME ...".
+CLIENT='
+import fcntl, os, select, socket, struct, sys
+port, mode = int(sys.argv[1]), sys.argv[2]
+def frame(b): return struct.pack(">I", len(b)) + b
+def check(name, cond, extra=""):
+    print(("ok " if cond else "FAIL ") + name, extra, flush=True)
+def recv_exact(s, n, timeout=10):
+    got = b""
+    while len(got) < n:
+        if not select.select([s], [], [], timeout)[0]:
+            return got
+        d = s.recv(1 << 20)
+        if not d:
+            return got
+        got += d
+    return got
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+s.setblocking(False)
+try:
+    rc = s.connect_ex(("127.0.0.1", port))
+except OSError as e:
+    rc = e.errno
+check("connect-returns-0", rc == 0, rc)
+check("nonblock-kept", fcntl.fcntl(s.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK)
+check("cloexec-kept", fcntl.fcntl(s.fileno(), fcntl.F_GETFD) & fcntl.FD_CLOEXEC)
+check("peername", s.getpeername() == ("127.0.0.1", port), s.getpeername())
+check("sockname-inet", isinstance(s.getsockname(), tuple), s.getsockname())
+check("so-domain", s.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN) == socket.AF_INET)
+check("tcp-nodelay", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1)
+check("eisconn", s.connect_ex(("127.0.0.1", port)) == 106)
+s.setblocking(True)
+msg = b"\xfeSMB" + os.urandom(300000)
+s.sendall(frame(msg))
+check("echo", recv_exact(s, 4 + len(msg)) == frame(msg))
+if mode == "fork":
+    pid = os.fork()
+    if pid == 0:
+        s.sendall(frame(b"\xfeSMBchild"))
+        os._exit(0 if recv_exact(s, 13) == frame(b"\xfeSMBchild") else 1)
+    check("fork-child", os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 0)
+    s.sendall(frame(b"\xfeSMBparent"))
+    check("parent-after-fork", recv_exact(s, 14) == frame(b"\xfeSMBparent"))
+if mode == "lost":
+    print("waiting", flush=True)
+    sys.stdin.readline()          # the test kills the relay, then writes a line
+    try:
+        r = select.select([s], [], [], 15)[0]
+        d = s.recv(100) if r else None
+        check("eof-after-loss", d == b"", d)
+    except OSError as e:
+        check("eof-after-loss", True, e.errno)
+s.close()
+'
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_listening() {
+    local i
+    for i in $(seq 50); do
+        ss -ltnH "sport = :$1" | grep -q . && return 0
+        sleep 0.1
+    done
+    echo "nothing listens on port $1" >&2
+    return 1
+}
+
+setup() {
+    [ -f "$SHIM" ] && [ -x "$RELAY" ] || { echo "build first: make" >&2; return 1; }
+    WORK=$(mktemp -d)
+    ECHO_PORT=$(free_port)
+    RELAY_PORT=$(free_port)
+    python3 -c "$ECHO_SERVER" "$ECHO_PORT" >"$WORK/echo.log" 2>&1 &
+    ECHO_PID=$!
+    "$RELAY" --listen "127.0.0.1:$RELAY_PORT" --backend "127.0.0.1:$ECHO_PORT" \
+        >"$WORK/relay.log" 2>&1 &
+    RELAY_PID=$!
+    wait_listening "$ECHO_PORT"
+    wait_listening "$RELAY_PORT"
+    export LD_PRELOAD="$SHIM" SMBDIRECT_TRANSPORT=soft SMBDIRECT_PORTS="$ECHO_PORT" \
+        SMBDIRECT_PORTMAP="$ECHO_PORT:$RELAY_PORT" SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=info
+}
+
+teardown() {
+    unset LD_PRELOAD
+    kill "$RELAY_PID" "$ECHO_PID" 2>/dev/null || true
+    wait "$RELAY_PID" "$ECHO_PID" 2>/dev/null || true
+    [ -z "${BATS_TEST_COMPLETED:-}" ] && cat "$WORK/relay.log" >&2
+    rm -rf "$WORK"
+}
+
+assert_all_ok() {
+    if [[ "$output" == *FAIL* ]] || [ "$status" -ne 0 ]; then
+        echo "$output" >&2
+        return 1
+    fi
+}
+
+@test "a tunneled socket looks like a connected TCP socket and carries frames both ways" {
+    run timeout 30 python3 -c "$CLIENT" "$ECHO_PORT" plain
+    assert_all_ok
+    [[ "$output" == *"ok echo"* ]]
+    [[ "$output" == *"tunneled over SMB Direct (soft, port $RELAY_PORT)"* ]]
+    grep -q 'relay: conn 1 from .* established' "$WORK/relay.log"
+}
+
+@test "a fork child uses the inherited tunnel, and the parent keeps using it" {
+    run timeout 30 python3 -c "$CLIENT" "$ECHO_PORT" fork
+    assert_all_ok
+    [[ "$output" == *"ok fork-child"* ]]
+    [[ "$output" == *"ok parent-after-fork"* ]]
+}
+
+@test "the relay dies: the program reads EOF or an error, no hang" {
+    coproc CL { timeout 30 python3 -c "$CLIENT" "$ECHO_PORT" lost 2>&1; }
+    local line out=""
+    while IFS= read -r -u "${CL[0]}" line; do
+        out+="$line"$'\n'
+        [ "$line" = waiting ] && break
+    done
+    kill "$RELAY_PID"
+    wait "$RELAY_PID" 2>/dev/null || true
+    echo go >&"${CL[1]}"
+    while IFS= read -r -u "${CL[0]}" line; do out+="$line"$'\n'; done
+    wait "$CL_PID" || true
+    output=$out status=0
+    assert_all_ok
+    [[ "$output" == *"ok eof-after-loss"* ]]
+}

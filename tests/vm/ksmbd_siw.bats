@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# tests/vm/ksmbd_siw.bats — inside the test VM: the kernel's SMB Direct server (ksmbd, SMB Direct on
+# port 5445 because an iWARP device exists) on kernel siw, reached by our code over both providers:
+# the userspace soft-iWARP provider (plain TCP to siw's listener) and the verbs provider on siw.
+# smbclient runs through the shim; smbdirect-probe reports what ksmbd negotiates.
+
+setup_file() {
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/ksmbd-checks.bash"
+    [ "${VM_RESULTS:-}" = /vm ] || return 0
+    vm_rdma_add siw >/dev/null && vm_ksmbd_start && ksmbd_seed_share
+}
+
+setup() {
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/ksmbd-checks.bash"
+    vm_require_guest
+}
+
+@test "ksmbd over TCP (no shim): ls, get and put keep sha256" {
+    ksmbd_check_ls_get_put "$VM_SIW_IP" tcp
+}
+
+@test "ksmbd's SMB Direct listener on siw port 5445 answers a plain TCP MPA request" {
+    run vm_mpa_reply "$VM_SIW_IP" 5445
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "MPA ID Rep Frame flags=0x"[45]"0 rev=2" ]]
+}
+
+@test "smbdirect-probe, soft-iWARP -> ksmbd on siw: negotiates" {
+    ksmbd_check_probe "$VM_SIW_IP" soft "probe soft -> ksmbd/siw"
+}
+
+@test "smbdirect-probe, verbs on siw -> ksmbd: negotiates" {
+    ksmbd_check_probe "$VM_SIW_IP" rdma "probe verbs/siw -> ksmbd/siw"
+}
+
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: ls, get and put keep sha256" {
+    ksmbd_check_ls_get_put "$VM_SIW_IP" soft
+}
+
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 16 MiB get rate" {
+    ksmbd_check_get_rate "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
+}
+
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 1 MiB put works or fails cleanly" {
+    ksmbd_check_large_put "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
+}
+
+@test "smbclient + shim, verbs on siw -> ksmbd: ls, get and put keep sha256" {
+    ksmbd_check_ls_get_put "$VM_SIW_IP" rdma
+}
+
+@test "smbclient + shim, verbs on siw -> ksmbd: 16 MiB get rate" {
+    ksmbd_check_get_rate "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+}
+
+@test "smbclient + shim, verbs on siw -> ksmbd: 1 MiB put works or fails cleanly" {
+    ksmbd_check_large_put "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+}
