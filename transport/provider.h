@@ -90,7 +90,8 @@ struct sd_cm_params {
     /* Passive side only (may be NULL): called with the new qp once it exists and
      * before the connection is accepted, so the caller can post its receives before
      * the peer's first Send can arrive (a Send with no posted receive is fatal).
-     * A negative return rejects the connection. */
+     * A negative return rejects the connection. When accept fails after the hook
+     * ran, the provider destroys the qp (posted work is discarded). */
     int (*pre_accept)(struct sd_qp *qp, void *arg);
     void *pre_accept_arg;
 };
@@ -119,12 +120,15 @@ struct sd_provider_ops {
                              const struct sd_cm_params *params, int timeout_ms,
                              struct sd_cm_result *result, int *err);
 
-    /* Passive side. listener_fd is readable when accept() will not block long. */
+    /* Passive side. listener_fd is readable when accept() can make progress (a new
+     * connection, more of a pending connection request, a handshake deadline). */
     struct sd_listener *(*listen)(const struct sockaddr *addr, socklen_t addrlen,
                                   int backlog, int *err);
     int (*listener_fd)(struct sd_listener *l);
     /* Accepts one connection, replies with params (IRD/ORD = MS-SMBD 6.2 min rules),
-     * bounded by timeout_ms. NULL with *err set (the listener stays usable). */
+     * waiting up to timeout_ms for one to complete its connection request (< 0: no
+     * limit). timeout_ms 0 never waits (event loops): NULL with -EAGAIN when no
+     * connection is ready. NULL with *err set (the listener stays usable). */
     struct sd_qp *(*accept)(struct sd_listener *l, const struct sd_cm_params *params,
                             int timeout_ms, struct sd_cm_result *result, int *err);
     void (*listener_close)(struct sd_listener *l);

@@ -16,9 +16,6 @@
 
 #define LINK_WC_BATCH    32
 #define LINK_PUMP_ROUNDS 4
-/* The provider accept blocks the caller's loop: a peer that connected must send its
- * connection request (MPA) within this, or it is dropped and the loop moves on. */
-#define LINK_ACCEPT_STEP_MS 500
 
 struct smbd_link {
     const struct sd_provider_ops *ops;
@@ -371,7 +368,8 @@ static int negotiate_start(struct sd_loop *loop, struct smbd_link *k, uint64_t d
     return 0;
 }
 
-/* Provider accept (bounded by accept_ms) + a started PASSIVE engine. */
+/* Provider accept (bounded by accept_ms; 0: non-blocking, -EAGAIN when no connection
+ * is complete yet) + a started PASSIVE engine. */
 static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o, int accept_ms,
                            struct smbd_link **out, char *why, size_t whylen)
 {
@@ -390,7 +388,11 @@ static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o
     qp = o->provider->accept(l, &params, accept_ms, &cm, &err);
     if (!qp) {
         err = err < 0 ? err : -EIO;
-        snprintf(why, whylen, "RDMA accept (%s) failed: %s", o->provider->name, strerror(-err));
+        if (err == -EAGAIN)
+            snprintf(why, whylen, "no connection is ready yet");
+        else
+            snprintf(why, whylen, "RDMA accept (%s) failed: %s", o->provider->name,
+                     strerror(-err));
         return err;
     }
     *out = link_new(o, SMBD_ROLE_PASSIVE, qp, &cm, &err);
@@ -409,8 +411,7 @@ int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
     uint64_t start = sd_now_ms();
     struct smbd_link *k;
     char reason[256];
-    int accept_ms = o->timeout_ms < LINK_ACCEPT_STEP_MS ? o->timeout_ms : LINK_ACCEPT_STEP_MS;
-    int err = link_accept_new(l, o, accept_ms, &k, reason, sizeof(reason));
+    int err = link_accept_new(l, o, 0, &k, reason, sizeof(reason));
 
     if (err == 0) {
         err = negotiate_start(loop, k, start + (uint64_t)o->timeout_ms, done, ctx);

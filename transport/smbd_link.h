@@ -30,12 +30,13 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
 int smbd_link_accept(struct sd_listener *l, const struct smbd_link_opts *o,
                      struct smbd_link **out, char *why, size_t whylen);
 
-/* The same for event-driven servers (the relay): the provider accept runs now (call it
- * when the listener fd is readable; it blocks for at most min(o->timeout_ms, 500 ms)
- * waiting for the peer's connection request), the PASSIVE negotiate then runs on loop
- * without blocking it; o->timeout_ms bounds the whole. Returns 0 when done will run (once, on the loop
- * thread, with the established link owned by the callee, or NULL, -errno and a reason),
- * else -errno with the reason in why. Must be called on the loop thread. */
+/* The same for event-driven servers (the relay): call it when the listener fd is
+ * readable. The provider accept runs without blocking: -EAGAIN (no reason logged)
+ * when no connection has completed its connection request yet, which is normal.
+ * The PASSIVE negotiate then runs on loop; o->timeout_ms bounds it. Returns 0 when
+ * done will run (once, on the loop thread, with the established link owned by the
+ * callee, or NULL, -errno and a reason), else -errno with the reason in why. Must be
+ * called on the loop thread. */
 typedef void (*smbd_link_done_cb)(void *ctx, struct smbd_link *k, int err, const char *why);
 int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
                            const struct smbd_link_opts *o, smbd_link_done_cb done, void *ctx,

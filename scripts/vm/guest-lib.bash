@@ -60,7 +60,8 @@ vm_ksmbd_start() {
 EOF
     "$VM_KSMBD_TOOLS/ksmbd.adduser" -C "$conf" -P "$db" -a -p "$VM_KSMBD_PASS" "$VM_KSMBD_USER" \
         >"$VM_KSMBD_DIR/adduser.log" 2>&1 || { cat "$VM_KSMBD_DIR/adduser.log" >&2; return 1; }
-    "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 ||
+    # The daemon must not inherit bats' fd 3, or bats waits for it forever.
+    "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 3>&- ||
         { cat "$VM_KSMBD_DIR/mountd.log" >&2; return 1; }
     vm_wait_port 445 || return 1
     if rdma link show siw0/1 >/dev/null 2>&1; then vm_wait_rdma_listen 5445; else vm_wait_rdma_listen 445; fi

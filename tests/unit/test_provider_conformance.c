@@ -10,6 +10,7 @@
 
 #include "provider.h"
 #include "soft/iwarp_wire.h"
+#include "soft/soft_cm.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -141,7 +142,7 @@ static void listen_any(struct pair *p)
     p->l = P->listen((struct sockaddr *)&p->addr, sizeof(p->addr), 8, &err);
     assert_non_null(p->l);
     socklen_t sl = sizeof(p->addr);
-    assert_int_equal(getsockname(P->listener_fd(p->l), (struct sockaddr *)&p->addr, &sl), 0);
+    assert_int_equal(sd_soft_listener_addr(p->l, (struct sockaddr *)&p->addr, &sl), 0);
 }
 
 /* Connects a to b with the given parameters; returns connect's error (0 on success)

@@ -18,7 +18,7 @@ setup() {
 # rping_pair ADDR — rping server and client (10 verified iterations) on ADDR.
 rping_pair() {
     local server_log=/tmp/rping-server.$$ server server_rc=0
-    timeout 90 rping -s -a "$1" -v -C 10 >"$server_log" 2>&1 &
+    timeout 90 rping -s -a "$1" -v -C 10 >"$server_log" 2>&1 3>&- &
     server=$!
     vm_wait_rdma_listen 7174
     run timeout 60 rping -c -a "$1" -v -C 10 -V
@@ -57,7 +57,7 @@ rping_pair() {
 }
 
 @test "ucmatose connects, transfers and disconnects over kernel siw" {
-    timeout 90 ucmatose -b "$VM_SIW_IP" -C 10 >/tmp/ucmatose-server.log 2>&1 &
+    timeout 90 ucmatose -b "$VM_SIW_IP" -C 10 >/tmp/ucmatose-server.log 2>&1 3>&- &
     local server=$! server_rc=0
     vm_wait_rdma_listen 7471
     run timeout 60 ucmatose -s "$VM_SIW_IP" -C 10
@@ -69,7 +69,7 @@ rping_pair() {
 }
 
 @test "a kernel siw listener answers a plain TCP MPA request with an MPA rev 2 reply" {
-    timeout 60 rping -s -a "$VM_SIW_IP" -C 1 >/dev/null 2>&1 &
+    timeout 60 rping -s -a "$VM_SIW_IP" -C 1 >/dev/null 2>&1 3>&- &
     local server=$!
     vm_wait_rdma_listen 7174
     run vm_mpa_reply "$VM_SIW_IP" 7174

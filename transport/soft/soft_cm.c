@@ -1,6 +1,7 @@
-/* transport/soft/soft_cm.c — soft-iWARP connection management over TCP: connect and
- * accept with the MPA request/reply exchange (RFC 5044 7.1) under one deadline, the
- * socket options the data path wants, and SMBDIRECT_SOFT_CRC. */
+/* transport/soft/soft_cm.c — soft-iWARP active connection setup over TCP: connect and
+ * the MPA request/reply exchange (RFC 5044 7.1) under one deadline; plus what the
+ * passive side shares with it: the socket options the data path wants, the
+ * negotiation result, and SMBDIRECT_SOFT_CRC. */
 #include "soft_cm.h"
 #include "soft_mpa.h"
 #include "soft_qp.h"
@@ -15,13 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sd_listener {
-    int fd;
-};
-
 /* SMBDIRECT_SOFT_CRC=1 asks peers for MPA CRC; by default it is used only when the
  * peer asks (as siw). Returns 0/1, or -EINVAL for a bad value. */
-static int want_crc(void)
+int sd_soft_want_crc(void)
 {
     const char *v = getenv("SMBDIRECT_SOFT_CRC");
     if (!v || !*v || strcmp(v, "0") == 0)
@@ -32,7 +29,7 @@ static int want_crc(void)
     return -EINVAL;
 }
 
-static int64_t now_ms(void)
+int64_t sd_soft_now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -45,7 +42,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
     for (;;) {
         int left = -1;
         if (deadline >= 0) {
-            int64_t d = deadline - now_ms();
+            int64_t d = deadline - sd_soft_now_ms();
             left = d < 0 ? 0 : (int)(d > 1000000 ? 1000000 : d);
         }
         struct pollfd p = {.fd = fd, .events = events};
@@ -98,15 +95,15 @@ static int recv_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
     return 0;
 }
 
-/* Reads one MPA request or reply frame into buf; returns its length or -errno. */
-static int read_frame(int fd, int reply, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], int64_t deadline)
+/* Reads the MPA reply frame into buf; returns its length or -errno. */
+static int read_reply(int fd, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], int64_t deadline)
 {
     int r = recv_exact(fd, buf, MPA_RR_HDR_LEN, deadline);
     if (r)
         return r;
-    int pd_len = sd_soft_mpa_parse_hdr(buf, reply);
+    int pd_len = sd_soft_mpa_parse_hdr(buf, 1);
     if (pd_len < 0) {
-        sd_warn("soft-iWARP: peer sent no valid MPA %s frame", reply ? "reply" : "request");
+        sd_warn("soft-iWARP: peer sent no valid MPA reply frame");
         return pd_len;
     }
     r = recv_exact(fd, buf + MPA_RR_HDR_LEN, (size_t)pd_len, deadline);
@@ -115,14 +112,14 @@ static int read_frame(int fd, int reply, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], int
 
 /* TCP_NODELAY as siw (FPDUs are whole messages); keepalive-free; the kernel's buffer
  * autotuning gives loopback and LAN links enough window. */
-static void tune_socket(int fd)
+void sd_soft_tune_socket(int fd)
 {
     int one = 1;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
         sd_debug("soft-iWARP: TCP_NODELAY: %s", strerror(errno));
 }
 
-static void fill_result(int fd, const struct sd_soft_mpa_result *neg, struct sd_cm_result *out)
+void sd_soft_fill_result(int fd, const struct sd_soft_mpa_result *neg, struct sd_cm_result *out)
 {
     if (!out)
         return;
@@ -150,7 +147,7 @@ static struct sd_qp *fail(int fd, int *err, int e)
 
 static int64_t deadline_of(int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    return timeout_ms < 0 ? -1 : sd_soft_now_ms() + timeout_ms;
 }
 
 struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
@@ -158,7 +155,7 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
                               struct sd_cm_result *result, int *err)
 {
     int64_t deadline = deadline_of(timeout_ms);
-    int crc = want_crc();
+    int crc = sd_soft_want_crc();
     if (!addr || !params || crc < 0)
         return fail(-1, err, -EINVAL);
     uint8_t frame[SD_SOFT_MPA_FRAME_MAX];
@@ -180,11 +177,11 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
         if (soerr)
             return fail(fd, err, -soerr);
     }
-    tune_socket(fd);
+    sd_soft_tune_socket(fd);
     int r = send_all(fd, frame, (size_t)flen, deadline);
     if (r)
         return fail(fd, err, r);
-    int rlen = read_frame(fd, 1, frame, deadline);
+    int rlen = read_reply(fd, frame, deadline);
     if (rlen < 0) {
         if (rlen == -ETIMEDOUT)
             sd_warn("soft-iWARP: no MPA reply within %d ms", timeout_ms);
@@ -197,86 +194,6 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
     struct sd_qp *qp = sd_soft_qp_create(fd, 0, neg.crc, neg.ird, neg.ord);
     if (!qp)
         return fail(fd, err, -ENOMEM);
-    fill_result(fd, &neg, result);
-    return qp;
-}
-
-struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
-                                   int *err)
-{
-    struct sd_listener *l = malloc(sizeof(*l));
-    int fd = addr ? socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
-    int one = 1, e = addr ? 0 : -EINVAL;
-    if (!e && fd < 0)
-        e = -errno;
-    if (!e && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-               bind(fd, addr, addrlen) != 0 || listen(fd, backlog) != 0))
-        e = -errno;
-    if (!e && !l)
-        e = -ENOMEM;
-    if (e) {
-        if (fd >= 0)
-            close(fd);
-        free(l);
-        if (err)
-            *err = e;
-        return NULL;
-    }
-    l->fd = fd;
-    return l;
-}
-
-int sd_soft_listener_fd(struct sd_listener *l) { return l->fd; }
-
-void sd_soft_listener_close(struct sd_listener *l)
-{
-    if (!l)
-        return;
-    close(l->fd);
-    free(l);
-}
-
-struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *params,
-                             int timeout_ms, struct sd_cm_result *result, int *err)
-{
-    int64_t deadline = deadline_of(timeout_ms);
-    int crc = want_crc();
-    if (!l || !params || crc < 0)
-        return fail(-1, err, -EINVAL);
-    int fd;
-    for (;;) {
-        fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0)
-            break;
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-            errno != ECONNABORTED)
-            return fail(-1, err, -errno);
-        int r = wait_fd(l->fd, POLLIN, deadline);
-        if (r)
-            return fail(-1, err, r);
-    }
-    tune_socket(fd);
-    uint8_t req[SD_SOFT_MPA_FRAME_MAX], rep[SD_SOFT_MPA_FRAME_MAX];
-    int qlen = read_frame(fd, 0, req, deadline);
-    if (qlen < 0) {
-        if (qlen == -ETIMEDOUT)
-            sd_warn("soft-iWARP: no MPA request within %d ms", timeout_ms);
-        return fail(fd, err, qlen);
-    }
-    struct sd_soft_mpa_result neg;
-    size_t rlen = 0;
-    int r = sd_soft_mpa_respond(req, (size_t)qlen, params, crc, rep, &rlen, &neg);
-    if (r == 0 || r == -ECONNREFUSED) {
-        int s = send_all(fd, rep, rlen, deadline);
-        if (s && !r)
-            r = s;
-    }
-    if (r)
-        return fail(fd, err, r);
-    /* RFC 5044 7.1.2: the responder sends nothing until the initiator's first FPDU. */
-    struct sd_qp *qp = sd_soft_qp_create(fd, 1, neg.crc, neg.ird, neg.ord);
-    if (!qp)
-        return fail(fd, err, -ENOMEM);
-    fill_result(fd, &neg, result);
+    sd_soft_fill_result(fd, &neg, result);
     return qp;
 }

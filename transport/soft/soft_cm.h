@@ -1,10 +1,16 @@
-/* transport/soft/soft_cm.h — soft-iWARP connection management: TCP connect, listen
- * and accept plus the MPA exchange, bounded by the caller's timeout. */
+/* transport/soft/soft_cm.h — soft-iWARP connection management: TCP connect plus the
+ * MPA exchange (soft_cm.c), the passive side's listener holding connections whose
+ * MPA request is still arriving (soft_listen.c, soft_pending.c), and the helpers
+ * both sides share. */
 #ifndef SMBDIRECT_SOFT_CM_H
 #define SMBDIRECT_SOFT_CM_H
 
 #include "provider.h"
+#include "soft_mpa.h"
 
+#include <stdint.h>
+
+/* ---- the provider's connection-manager operations ---- */
 struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
                               const struct sd_cm_params *params, int timeout_ms,
                               struct sd_cm_result *result, int *err);
@@ -14,5 +20,17 @@ int sd_soft_listener_fd(struct sd_listener *l);
 struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *params,
                              int timeout_ms, struct sd_cm_result *result, int *err);
 void sd_soft_listener_close(struct sd_listener *l);
+/* The address the listener's socket is bound to (the port the kernel chose when
+ * listen() asked for 0); listener_fd() is no socket. 0 or -errno. */
+int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len);
+
+/* ---- shared by the active and passive sides (soft_cm.c) ---- */
+int64_t sd_soft_now_ms(void);
+/* SMBDIRECT_SOFT_CRC: 0/1, or -EINVAL (logged) for a bad value. */
+int sd_soft_want_crc(void);
+/* Socket options the data path wants on a connected socket. */
+void sd_soft_tune_socket(int fd);
+/* Fills out (may be NULL) from the negotiation and the socket's addresses. */
+void sd_soft_fill_result(int fd, const struct sd_soft_mpa_result *neg, struct sd_cm_result *out);
 
 #endif

@@ -48,7 +48,7 @@ int sd_soft_mpa_build_request(const struct sd_cm_params *p, int want_crc, uint8_
     return (int)(MPA_RR_HDR_LEN + pd_len);
 }
 
-static int reject(uint8_t *out, size_t *out_len, uint8_t rev, const char *why)
+int sd_soft_mpa_reject(uint8_t *out, size_t *out_len, uint8_t rev, const char *why)
 {
     sd_warn("soft-iWARP: rejecting MPA request: %s", why);
     *out_len = put_frame_hdr(out, 1, MPA_FLAG_REJECT, rev, 0);     /* RFC 5044 7.1.3 */
@@ -67,12 +67,12 @@ int sd_soft_mpa_respond(const uint8_t *req, size_t req_len, const struct sd_cm_p
     uint8_t flags = req[16], rev = req[17];
     const uint8_t *pd = req + MPA_RR_HDR_LEN;
     if (rev != MPA_REVISION_1 && rev != MPA_REVISION_2)
-        return reject(out, out_len, MPA_REVISION_2, "unsupported MPA revision");
+        return sd_soft_mpa_reject(out, out_len, MPA_REVISION_2, "unsupported MPA revision");
     if (flags & MPA_FLAG_MARKERS)
-        return reject(out, out_len, rev, "peer asks for MPA markers");   /* as siw */
+        return sd_soft_mpa_reject(out, out_len, rev, "peer asks for MPA markers");   /* as siw */
     int enhanced = rev == MPA_REVISION_2 && (flags & MPA_FLAG_ENHANCED);
     if (enhanced && pd_len < MPA_V2_PARAMS_LEN)
-        return reject(out, out_len, rev, "enhanced request without IRD/ORD");
+        return sd_soft_mpa_reject(out, out_len, rev, "enhanced request without IRD/ORD");
 
     *res = (struct sd_soft_mpa_result){.revision = rev};
     /* RFC 5044 7.1.2: CRC is used when either side asks for it. */
@@ -93,7 +93,7 @@ int sd_soft_mpa_respond(const uint8_t *req, size_t req_len, const struct sd_cm_p
         if (sd_irdord_decode(app, app_len, &peer_ird, &peer_ord, &res->legacy_le) != 0 ||
             sd_irdord_accept(p->ird, p->ord, peer_ird, peer_ord, &reply_hdr_ird,
                              &reply_hdr_ord, &res->ird, &res->ord) != 0)
-            return reject(out, out_len, rev, "MS-SMBD 6.2 IRD/ORD ends up zero");
+            return sd_soft_mpa_reject(out, out_len, rev, "MS-SMBD 6.2 IRD/ORD ends up zero");
         app += SD_IRDORD_HDR_LEN;
         app_len -= SD_IRDORD_HDR_LEN;
     } else if (enhanced) {
@@ -107,7 +107,7 @@ int sd_soft_mpa_respond(const uint8_t *req, size_t req_len, const struct sd_cm_p
     res->ird = min_u32(res->ird, SD_SOFT_MAX_RD);
     res->ord = min_u32(res->ord, SD_SOFT_MAX_RD);
     if (app_len > SD_MAX_PRIVATE_DATA)
-        return reject(out, out_len, rev, "private data too long");
+        return sd_soft_mpa_reject(out, out_len, rev, "private data too long");
     if (p->private_data_len > SD_MAX_PRIVATE_DATA || (p->private_data_len && !p->private_data))
         return -EINVAL;
     res->app_pd = app;

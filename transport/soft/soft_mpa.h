@@ -39,6 +39,10 @@ int sd_soft_mpa_respond(const uint8_t *req, size_t req_len, const struct sd_cm_p
                         int want_crc, uint8_t *out, size_t *out_len,
                         struct sd_soft_mpa_result *res);
 
+/* Responder: a reject frame (RFC 5044 7.1.3) of revision rev in out/out_len; logs why.
+ * Returns -ECONNREFUSED. */
+int sd_soft_mpa_reject(uint8_t *out, size_t *out_len, uint8_t rev, const char *why);
+
 /* Initiator: checks the reply frame rep against what p asked. Returns 0 with res
  * filled, -ECONNREFUSED for a reject or a zero Appendix A IRD/ORD, -EPROTO for a
  * malformed or unacceptable reply (markers, missing enhanced words). */

@@ -13,6 +13,10 @@
 #include "sd_irdord.h"
 #include "verbs_priv.h"
 
+/* A non-blocking accept (timeout 0) still waits this long for ESTABLISHED after
+ * rdma_accept: the request was complete, only the kernel's handshake end remains. */
+#define VERBS_ESTABLISH_MS 1000
+
 long long sd_verbs_now_ms(void)
 {
     struct timespec ts;
@@ -409,6 +413,8 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
     rc = l ? check_params(params) : -EINVAL;
     if (!rc)
         rc = next_request(l, deadline, &req);
+    if (rc == -ETIMEDOUT && timeout_ms == 0)
+        rc = -EAGAIN; /* provider.h: no request queued yet */
     if (rc) {
         *err = rc;
         return NULL;
@@ -443,7 +449,8 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
     if (rdma_accept(child, &cp))
         rc = -errno;
     if (!rc)
-        rc = expect_cm_event(ch, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
+        rc = expect_cm_event(ch, timeout_ms == 0 ? sd_verbs_now_ms() + VERBS_ESTABLISH_MS
+                                                 : deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
     if (rc)
         goto fail;
     qp->connected = 1;
