@@ -90,8 +90,10 @@ struct sd_cm_params {
     /* Passive side only (may be NULL): called with the new qp once it exists and
      * before the connection is accepted, so the caller can post its receives before
      * the peer's first Send can arrive (a Send with no posted receive is fatal).
-     * A negative return rejects the connection. When accept fails after the hook
-     * ran, the provider destroys the qp (posted work is discarded). */
+     * A negative return rejects the connection (the hook has undone its own work;
+     * the provider destroys the qp). Once the hook has succeeded, accept returns the
+     * qp even if the last step fails: that failure surfaces as connection loss
+     * (posted work flushes, then SD_WC_CONN_LOST), so the caller cleans up as usual. */
     int (*pre_accept)(struct sd_qp *qp, void *arg);
     void *pre_accept_arg;
 };

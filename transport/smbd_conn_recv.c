@@ -243,7 +243,9 @@ void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
     if (smbd_is_live(c)) {
         int err = post_recv(c, (uint32_t)idx);
 
-        if (err)
+        /* -ENOTCONN: the provider has lost the connection; its SD_WC_CONN_LOST
+         * completion follows and terminates with the real cause (3.1.7.1). */
+        if (err && err != -ENOTCONN)
             smbd_terminate(c, -ECONNRESET, "reposting a receive failed: %d", err);
     }
 }

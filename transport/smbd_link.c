@@ -368,13 +368,33 @@ static int negotiate_start(struct sd_loop *loop, struct smbd_link *k, uint64_t d
     return 0;
 }
 
+/* The provider's pre_accept hook: start the PASSIVE engine (it posts its receives)
+ * before the connection is accepted, so the peer's first Send always finds one. */
+struct accept_hook {
+    const struct smbd_link_opts *o;
+    struct smbd_link *k;
+};
+
+static int link_pre_accept(struct sd_qp *qp, void *arg)
+{
+    struct accept_hook *h = arg;
+    struct sd_cm_result none;
+    int err = 0;
+
+    memset(&none, 0, sizeof(none));
+    h->k = link_new(h->o, SMBD_ROLE_PASSIVE, qp, &none, &err);
+    return h->k ? 0 : err;
+}
+
 /* Provider accept (bounded by accept_ms; 0: non-blocking, -EAGAIN when no connection
  * is complete yet) + a started PASSIVE engine. */
 static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o, int accept_ms,
                            struct smbd_link **out, char *why, size_t whylen)
 {
+    struct accept_hook hook = { .o = o, .k = NULL };
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
-                                   .smbd_ird_ord_header = o->smbd_ird_ord_header };
+                                   .smbd_ird_ord_header = o->smbd_ird_ord_header,
+                                   .pre_accept = link_pre_accept, .pre_accept_arg = &hook };
     struct sd_cm_result cm;
     const char *bad = opts_check(o);
     struct sd_qp *qp;
@@ -395,12 +415,8 @@ static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o
                      strerror(-err));
         return err;
     }
-    *out = link_new(o, SMBD_ROLE_PASSIVE, qp, &cm, &err);
-    if (!*out) {
-        o->provider->destroy(qp);
-        snprintf(why, whylen, "SMB Direct start failed: %s", strerror(-err));
-        return err;
-    }
+    hook.k->cm = cm; /* every provider runs the hook before returning a qp */
+    *out = hook.k;
     return 0;
 }
 

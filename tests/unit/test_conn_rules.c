@@ -405,10 +405,11 @@ static void test_send_without_posted_receive_breaks_both(void **state)
     assert_false(fake_is_connected(e.qp));
     th_poll(&e, 0, 100000);
     assert_int_equal(e.terminated_calls, 1);
-    /* The first message is processed, then reposting its receive finds the
-     * connection gone. */
-    assert_int_equal(e.term_err, -ECONNRESET);
-    assert_int_equal(e.delivered, 1);
+    /* Messages within the granted credits are delivered; the next one was sent beyond them
+     * the paused receiver granted, which is terminated as a protocol violation
+     * before the provider's connection loss is reached. */
+    assert_int_equal(e.term_err, -EPROTO);
+    assert_true(e.delivered >= 1 && e.delivered < (size_t)posted);
     th_end_free(&e);
 }
 

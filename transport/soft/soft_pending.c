@@ -108,16 +108,16 @@ struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_
     if (r < 0) {
         sd_soft_mpa_reject(rep, &rlen, p->req[17], "refused by the pre_accept hook");
         send_frame(p->fd, rep, rlen);
-    } else {
-        r = send_frame(p->fd, rep, rlen);
-        if (r)
-            sd_warn("soft-iWARP: cannot send the MPA reply to %s: %s", p->peer, strerror(-r));
-    }
-    if (r) {
         sd_soft_provider.destroy(qp);   /* closes the socket */
         free(p);
         *err = r;
         return NULL;
+    }
+    r = send_frame(p->fd, rep, rlen);
+    if (r) {
+        /* The hook's work is on the qp: report the failure as connection loss. */
+        sd_warn("soft-iWARP: cannot send the MPA reply to %s: %s", p->peer, strerror(-r));
+        sd_soft_qp_fail(qp, SD_WC_FATAL, SD_SOFT_BLAME_NONE);
     }
     sd_soft_fill_result(p->fd, &neg, result);   /* neg points into p->req */
     free(p);

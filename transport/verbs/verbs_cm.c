@@ -442,8 +442,13 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
         rc = -errno;
     if (!rc)
         qp = sd_verbs_qp_new(ch, child, &rc);
-    if (rc)
+    /* provider.h: the caller posts its receives before the peer can send. */
+    if (!rc && params->pre_accept)
+        rc = params->pre_accept(qp, params->pre_accept_arg);
+    if (rc) {
+        rdma_reject(child, NULL, 0);
         goto fail;
+    }
     fill_conn_param(&cp, ird, ord, pd,
                     build_private_data(pd, params, with_header, reply_ird, reply_ord));
     if (rdma_accept(child, &cp))
@@ -451,8 +456,13 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
     if (!rc)
         rc = expect_cm_event(ch, timeout_ms == 0 ? sd_verbs_now_ms() + VERBS_ESTABLISH_MS
                                                  : deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
-    if (rc)
-        goto fail;
+    if (rc) {
+        /* The hook's work is on the qp: the failure surfaces as connection loss. */
+        sd_warn("verbs: accepting an RDMA connection failed: %s", strerror(-rc));
+        sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "accept failed");
+        *err = 0;
+        return qp;
+    }
     qp->connected = 1;
     fill_result(result, child, ird, ord, &req, with_header ? SD_IRDORD_HDR_LEN : 0, legacy_le);
     sd_info("verbs: accepted over %s (%s), IRD %u ORD %u%s", child->verbs->device->name,

@@ -1,0 +1,37 @@
+#!/usr/bin/env bats
+# tests/vm/provider_conformance.bats — inside the test VM: the provider conformance suite
+# (build/tests/test_provider_conformance, cmocka) with the verbs provider on real rdma-core devices,
+# kernel siw (iWARP) and kernel rxe (RoCE), selected by address (SMBDIRECT_TEST_RDMA_ADDR).
+
+setup_file() {
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
+    [ "${VM_RESULTS:-}" = /vm ] || return 0
+    vm_rdma_add siw >/dev/null && vm_rdma_add rxe >/dev/null
+}
+
+setup() {
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
+    vm_require_guest
+    vm_require_bin "$VM_BUILD/tests/test_provider_conformance"
+}
+
+# conformance ADDR LABEL — runs the suite on the device owning ADDR; the verbs group must have run
+# and passed. Notes the verbs throughput lines the suite prints.
+conformance() {
+    run env SMBDIRECT_TEST_RDMA_ADDR="$1" CMOCKA_MESSAGE_OUTPUT=TAP \
+        timeout 600 "$VM_BUILD/tests/test_provider_conformance"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"# ok - provider conformance: verbs"* ]]
+    [ "$(grep -c '^not ok' <<<"$output")" -eq 0 ]
+    local line
+    while IFS= read -r line; do vm_note "$2: ${line#\# }"; done < <(grep -E '^# verbs: ' <<<"$output")
+}
+
+@test "provider conformance, verbs provider on kernel siw (iWARP)" {
+    conformance "$VM_SIW_IP" "conformance verbs/siw"
+}
+
+@test "provider conformance, verbs provider on kernel rxe (RoCE)" {
+    conformance "$VM_RXE_IP" "conformance verbs/rxe"
+}
