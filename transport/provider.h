@@ -163,6 +163,9 @@ struct sd_provider_ops {
     void (*destroy)(struct sd_qp *qp);
 };
 
+/* A short human-readable name of a completion status, for log lines. */
+const char *sd_wc_status_str(enum sd_wc_status status);
+
 extern const struct sd_provider_ops sd_soft_provider;  /* transport/soft/ */
 extern const struct sd_provider_ops sd_verbs_provider; /* transport/verbs/ */
 

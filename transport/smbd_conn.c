@@ -146,7 +146,7 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    if (err)
+    if (err && !c->peer_closed)
         sd_warn("smbd: connection terminated (%s): %s", strerror(-err), reason);
     else
         sd_info("smbd: connection closed: %s", reason);
@@ -170,23 +170,28 @@ void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
     smbd_send_pump(c, now_ms);
 }
 
-static void on_conn_lost(struct smbd_conn *c)
+static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
 {
     struct smbd_send_slot *s;
 
     /* Unsignaled sends never complete on success: everything is back now. */
     while ((s = smbd_fifo_pop(&c->in_flight)) != NULL)
         smbd_slot_put(c, s);
-    if (c->state == SMBD_ST_DISCONNECTING)
+    if (c->state == SMBD_ST_DISCONNECTING) {
         smbd_terminate(c, 0, "local disconnect");
-    else
-        smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost (MS-SMBD 3.1.7.1)");
+    } else if (cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) {
+        c->peer_closed = 1; /* an ordinary end of an SMB Direct session */
+        smbd_terminate(c, -ECONNRESET, "the peer closed the RDMA connection (MS-SMBD 3.1.7.1)");
+    } else {
+        smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost: %s (MS-SMBD 3.1.7.1)",
+                       sd_wc_status_str(cause));
+    }
 }
 
 void smbd_conn_on_completion(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
 {
     if (wc->opcode == SD_WC_CONN_LOST) {
-        on_conn_lost(c);
+        on_conn_lost(c, wc->status);
         return;
     }
     switch (wc->wr_id >> SMBD_WR_KIND_SHIFT) {

@@ -107,6 +107,7 @@ struct smbd_conn {
     void *ctx;
     struct smbd_stats stats;
     int recv_paused;
+    int peer_closed;                 /* the provider reported an orderly close by the peer */
     int fail_response_pending;       /* disconnect once the failure response went out */
 
     /* receive pool: receive_credit_max buffers of cfg.max_receive_size */

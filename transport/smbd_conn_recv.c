@@ -221,15 +221,12 @@ void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
     }
     c->recv_posted_flag[idx] = 0;
     c->recv_posted--;
-    if (wc->status == SD_WC_FLUSHED) {
-        if (smbd_is_live(c))
-            smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost (MS-SMBD 3.1.7.1)");
-        return;
-    }
+    if (wc->status == SD_WC_FLUSHED)
+        return; /* the connection is gone; SD_WC_CONN_LOST follows with the cause */
     if (wc->status != SD_WC_SUCCESS) {
         if (smbd_is_live(c))
-            smbd_terminate(c, -ECONNRESET, "a receive completed with provider status %d",
-                           (int)wc->status);
+            smbd_terminate(c, -ECONNRESET, "a receive failed: %s",
+                           sd_wc_status_str(wc->status));
         return;
     }
     if (!smbd_is_live(c))

@@ -31,11 +31,10 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
         c->ops->disconnect(c->qp); /* 3.1.5.3: graceful termination after the refusal */
         return;
     }
-    if (wc->status == SD_WC_FLUSHED && smbd_is_live(c))
-        smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost (MS-SMBD 3.1.7.1)");
-    else if (wc->status != SD_WC_SUCCESS && smbd_is_live(c))
-        smbd_terminate(c, -ECONNRESET, "a send completed with provider status %d",
-                       (int)wc->status);
+    /* FLUSHED: the connection is gone; SD_WC_CONN_LOST follows with the cause. */
+    if (wc->status != SD_WC_SUCCESS && wc->status != SD_WC_FLUSHED && smbd_is_live(c))
+        smbd_terminate(c, -ECONNRESET, "a send failed: %s",
+                       sd_wc_status_str(wc->status));
 }
 
 /* Builds and posts the first message of the SendQueue; 0 when credits stop us. */
