@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "sd_addr.h"
+#include "sd_cli.h"
 #include "sd_tuning.h"
 #include "smbd_link.h"
 
@@ -111,25 +112,14 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
         switch (o) {
         case OPT_TRANSPORT:
-            if (strcmp(optarg, "soft") == 0)
-                lo.provider = &sd_soft_provider;
-            else if (strcmp(optarg, "rdma") == 0)
-                lo.provider = &sd_verbs_provider;
-            else
-                return usage_error("--transport must be soft or rdma, not '%s'", optarg);
+            lo.provider = sd_cli_transport(optarg);
+            if (!lo.provider)
+                return usage_error(SD_CLI_TRANSPORT_ERROR, optarg);
             break;
-        case OPT_TIMEOUT: {
-            char *end;
-            long v;
-
-            errno = 0;
-            v = strtol(optarg, &end, 10);
-            if (errno || *end || optarg[0] < '0' || optarg[0] > '9' || v < 1 || v > 3600000)
-                return usage_error("--timeout must be milliseconds from 1 to 3600000, not '%s'",
-                                   optarg);
-            lo.timeout_ms = (int)v;
+        case OPT_TIMEOUT:
+            if (sd_cli_timeout_ms(optarg, &lo.timeout_ms) < 0)
+                return usage_error(SD_CLI_TIMEOUT_ERROR, optarg);
             break;
-        }
         case OPT_HELP:
             printf(usage_text, sd_tuning_usage);
             return 0;

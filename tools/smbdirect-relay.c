@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "sd_addr.h"
+#include "sd_cli.h"
 #include "sd_loop.h"
 #include "sd_tuning.h"
 #include "smbd_bridge.h"
@@ -381,25 +382,14 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_st
         case OPT_LISTEN: listen_text = optarg; break;
         case OPT_BACKEND: backend_text = optarg; break;
         case OPT_TRANSPORT:
-            if (strcmp(optarg, "soft") == 0)
-                r->provider = &sd_soft_provider;
-            else if (strcmp(optarg, "rdma") == 0)
-                r->provider = &sd_verbs_provider;
-            else
-                return usage_error("--transport must be soft or rdma, not '%s'", optarg);
+            r->provider = sd_cli_transport(optarg);
+            if (!r->provider)
+                return usage_error(SD_CLI_TRANSPORT_ERROR, optarg);
             break;
-        case OPT_TIMEOUT: {
-            char *end;
-            long v;
-
-            errno = 0;
-            v = strtol(optarg, &end, 10);
-            if (errno || *end || optarg[0] < '0' || optarg[0] > '9' || v < 1 || v > 3600000)
-                return usage_error("--timeout must be milliseconds from 1 to 3600000, not '%s'",
-                                   optarg);
-            r->timeout_ms = (int)v;
+        case OPT_TIMEOUT:
+            if (sd_cli_timeout_ms(optarg, &r->timeout_ms) < 0)
+                return usage_error(SD_CLI_TIMEOUT_ERROR, optarg);
             break;
-        }
         case OPT_LOG_STATS: r->log_stats = 1; break;
         case OPT_HELP:
             printf(usage_text, sd_tuning_usage);

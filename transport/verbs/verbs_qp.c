@@ -271,52 +271,61 @@ int sd_verbs_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sg
     return post_sq(qp, &wr, slot, index);
 }
 
+/* Claims a send-queue slot for a one-SGE RDMA Write or Read and fills wr for it. */
+static struct sd_verbs_wr *rdma_slot(struct sd_qp *qp, uint64_t wr_id, enum sd_wc_opcode op,
+                                     const struct sd_sge *local, uint32_t rkey, uint64_t raddr,
+                                     struct ibv_send_wr *wr, struct ibv_sge *s, uint32_t *index,
+                                     int *rc)
+{
+    struct sd_verbs_wr *slot;
+
+    *rc = check_postable(qp);
+    if (!*rc)
+        *rc = to_ibv_sge(local, s);
+    if (*rc)
+        return NULL;
+    slot = ring_next(&qp->sq, index);
+    if (!slot) {
+        *rc = -ENOBUFS;
+        return NULL;
+    }
+    slot->wr_id = wr_id;
+    slot->opcode = op;
+    slot->signaled = 1;
+    memset(wr, 0, sizeof(*wr));
+    wr->opcode = op == SD_WC_RDMA_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+    wr->sg_list = s;
+    wr->num_sge = 1;
+    wr->wr.rdma.rkey = rkey;
+    wr->wr.rdma.remote_addr = raddr;
+    return slot;
+}
+
 int sd_verbs_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
                         uint32_t rkey, uint64_t raddr)
 {
-    struct ibv_send_wr wr = { 0 };
+    struct ibv_send_wr wr;
     struct ibv_sge s;
-    struct sd_verbs_wr *slot;
     uint32_t index;
-    int rc = check_postable(qp);
+    int rc;
+    struct sd_verbs_wr *slot = rdma_slot(qp, wr_id, SD_WC_RDMA_WRITE, local, rkey, raddr,
+                                         &wr, &s, &index, &rc);
 
-    if (!rc)
-        rc = to_ibv_sge(local, &s);
-    if (rc)
-        return rc;
-    slot = ring_next(&qp->sq, &index);
-    if (!slot)
-        return -ENOBUFS;
-    slot->wr_id = wr_id;
-    slot->opcode = SD_WC_RDMA_WRITE;
-    slot->signaled = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    wr.wr.rdma.rkey = rkey;
-    wr.wr.rdma.remote_addr = raddr;
-    return post_sq(qp, &wr, slot, index);
+    return slot ? post_sq(qp, &wr, slot, index) : rc;
 }
 
 int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
                        uint32_t rkey, uint64_t raddr)
 {
-    struct ibv_send_wr wr = { 0 };
+    struct ibv_send_wr wr;
     struct ibv_sge s;
-    struct sd_verbs_wr *slot;
     uint32_t index;
-    int rc = check_postable(qp);
+    int rc;
+    struct sd_verbs_wr *slot = rdma_slot(qp, wr_id, SD_WC_RDMA_READ, local, rkey, raddr,
+                                         &wr, &s, &index, &rc);
 
-    if (!rc)
-        rc = to_ibv_sge(local, &s);
-    if (rc)
-        return rc;
-    slot = ring_next(&qp->sq, &index);
     if (!slot)
-        return -ENOBUFS;
-    slot->wr_id = wr_id;
-    slot->opcode = SD_WC_RDMA_READ;
-    slot->signaled = 1;
+        return rc;
     /* RFC 5040 4.4: on iWARP the Read Response is a tagged write into the sink STag,
      * so the sink needs remote write; grant it only to this range, only meanwhile. */
     if (qp->iwarp && !(local->mr->access & SD_ACCESS_REMOTE_WRITE)) {
@@ -326,11 +335,6 @@ int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *lo
             return -(errno ? errno : ENOMEM);
         s.lkey = slot->read_sink_mr->lkey;
     }
-    wr.opcode = IBV_WR_RDMA_READ;
-    wr.sg_list = &s;
-    wr.num_sge = 1;
-    wr.wr.rdma.rkey = rkey;
-    wr.wr.rdma.remote_addr = raddr;
     return post_sq(qp, &wr, slot, index);
 }
 
