@@ -29,7 +29,8 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
 .PHONY: deps all tests test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
-all: $(BUILD)/libsmbdirect-core.a $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect tests
+PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
+all: $(PROGS) tests
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,7 +96,7 @@ bench: all
 fuzz:
 	scripts/fuzz
 
-install: all
+install: $(PROGS)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 $(BUILD)/libsmbdirect.so $(DESTDIR)$(PREFIX)/lib/libsmbdirect.so
 	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
