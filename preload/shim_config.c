@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sd_tuning.h"
 
 /* Records the first error only: it is the one the user must fix first. */
 static void config_fail(struct shim_config *cfg, const char *fmt, ...)
@@ -171,7 +172,7 @@ int shim_config_load(struct shim_config *cfg)
     if (sd_log_init_from_env() < 0)
         config_fail(cfg, "SMBDIRECT_LOG='%s' is invalid: use debug, info, warn or error",
                     getenv("SMBDIRECT_LOG"));
-    smbd_config_default(&cfg->smbd, SMBD_ROLE_ACTIVE);
+    sd_tuning_defaults(&cfg->smbd, SMBD_ROLE_ACTIVE);
     read_transport(cfg);
     read_ports(cfg);
     read_fallback(cfg);

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     const char *why;
     int o, idx, iwarp, rc;
 
-    smbd_config_default(&lo.cfg, SMBD_ROLE_ACTIVE);
+    sd_tuning_defaults(&lo.cfg, SMBD_ROLE_ACTIVE);
     sd_log_set_level(SD_LOG_ERROR); /* failures are printed below; SMBDIRECT_LOG overrides */
     if (sd_log_init_from_env() < 0)
         return 2;

@@ -426,7 +426,7 @@ int main(int argc, char **argv)
     sigset_t sigs;
     int rc, err = 0, iwarp;
 
-    smbd_config_default(&r.opts.cfg, SMBD_ROLE_PASSIVE);
+    sd_tuning_defaults(&r.opts.cfg, SMBD_ROLE_PASSIVE);
     r.opts.ird = r.opts.ord = RELAY_DEFAULT_RDMA_DEPTH;
     if (sd_log_init_from_env() < 0)
         return 2;

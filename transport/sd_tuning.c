@@ -1,4 +1,5 @@
-/* transport/sd_tuning.c — the table of named link settings (see sd_tuning.h). */
+/* transport/sd_tuning.c — the table of named link settings and the tuned defaults
+ * (see sd_tuning.h). */
 #include "sd_tuning.h"
 
 #include <errno.h>
@@ -36,7 +37,7 @@ const char sd_tuning_usage[] =
     "                           (sets both of the next two; default 255)\n"
     "  --send-credit-target N   send credits asked of the peer (default 255)\n"
     "  --receive-credit-max N   receives posted and credits granted (default 255)\n"
-    "  --max-send-size BYTES    preferred send size (default 1364)\n"
+    "  --max-send-size BYTES    preferred send size (default 8136)\n"
     "  --max-receive-size BYTES size of each posted receive (default 8192)\n"
     "  --max-fragmented-size BYTES\n"
     "                           largest message reassembled from fragments\n"
@@ -44,6 +45,12 @@ const char sd_tuning_usage[] =
     "                           largest RDMA read/write (default 8388608)\n"
     "  --keepalive SECONDS      idle time before a keepalive (0: none; default 120)\n"
     "  --ird N, --ord N         RDMA read depths offered and asked for (default 16)\n";
+
+void sd_tuning_defaults(struct smbd_config *cfg, enum smbd_role role)
+{
+    smbd_config_default(cfg, role);
+    cfg->max_send_size = SD_TUNED_MAX_SEND_SIZE;
+}
 
 static const struct tuning *tuning_find(const char *name)
 {

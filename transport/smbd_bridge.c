@@ -4,8 +4,10 @@
  * Stream -> link: recv() straight into the framer, complete messages to smbd_conn_send
  * (which copies), then one kick of the link per batch. Reading stops while the engine's
  * send queue is above BRIDGE_SEND_HIGH and resumes below BRIDGE_SEND_LOW.
- * Link -> stream: each delivered message is written with its prefix at once when the
- * stream queue is empty (no copy); what the socket does not take goes to an sd_byteq.
+ * Link -> stream: the engine delivers by fragments straight from its receive buffers
+ * (no reassembly); a whole message or a large fragment is written with its prefix at
+ * once when the stream queue is empty (no copy), smaller fragments are gathered in an
+ * sd_byteq and written in batches; what the socket does not take waits in the sd_byteq.
  * Receive credits are paused above BRIDGE_STREAM_HIGH queued bytes and resumed below
  * BRIDGE_STREAM_LOW.
  * Engine upcalls only record state; bridge_sync (run after every link event and every
@@ -31,6 +33,8 @@
 #define BRIDGE_STREAM_HIGH   (4u << 20) /* stream write queue: pause receive credits */
 #define BRIDGE_STREAM_LOW    (1u << 20) /* ... and resume */
 #define BRIDGE_READ_BUDGET   (4u << 20) /* stream bytes read per event, for fairness */
+#define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
+#define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
 #define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
 
 typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
@@ -45,6 +49,7 @@ struct smbd_bridge {
     int hup;                /* the stream reported HUP (watch only while reading it) */
     struct smbd_framer framer;
     struct sd_byteq outq;   /* delivered bytes the stream has not taken yet */
+    int out_blocked;        /* the stream socket is full: write again once writable */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
     int recv_paused;        /* stream queue high: receive credits paused */
@@ -138,33 +143,77 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
 
 /* ---- link -> stream ---- */
 
-static void br_deliver(void *ctx, const uint8_t *data, size_t len)
+/* Writes the stream queue; the socket is full (out_blocked) when bytes remain. */
+static void bridge_flush(struct smbd_bridge *b)
+{
+    ssize_t n = sd_byteq_send(&b->outq, b->fd);
+
+    if (n < 0) {
+        bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
+        return;
+    }
+    b->bytes_out += (size_t)n;
+    b->out_blocked = sd_byteq_len(&b->outq) > 0;
+}
+
+/* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
+ * the socket took, or -1 after failing the bridge. */
+static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int iovcnt)
+{
+    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+    ssize_t n;
+
+    do
+        n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        bridge_fail(b, -errno, "stream write: %s", strerror(errno));
+        return -1;
+    }
+    n = n > 0 ? n : 0;
+    b->bytes_out += (size_t)n;
+    return n;
+}
+
+/* One fragment of a delivered message (deliver_fragment): its first fragment carries
+ * the Direct-TCP prefix of the whole message. A whole message, or a large fragment,
+ * goes straight to the socket when nothing is queued; smaller fragments are gathered
+ * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
+ * end, so the reader is not woken once per fragment. What the socket does not take
+ * stays queued until it is writable. */
+static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                                int first)
 {
     struct smbd_bridge *b = ctx;
     uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
-    struct iovec iov[2] = { { prefix, sizeof(prefix) }, { (void *)data, len } };
-    size_t sent = 0;
-    int rc;
+    struct iovec iov[2];
+    size_t total = len, sent = 0;
+    int n = 0, rc;
 
     if (b->ending)
         return;
-    smbd_framer_prefix((uint32_t)len, prefix);
-    if (sd_byteq_len(&b->outq) == 0) {
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-        ssize_t n;
-
-        do
-            n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            bridge_fail(b, -errno, "stream write: %s", strerror(errno));
-            return;
-        }
-        sent = n > 0 ? (size_t)n : 0;
-        b->bytes_out += sent;
+    if (first) {
+        smbd_framer_prefix((uint32_t)(len + remaining), prefix);
+        iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
+        total += sizeof(prefix);
     }
-    if (sent < sizeof(prefix) + len && (rc = sd_byteq_append(&b->outq, iov, 2, sent)) < 0)
+    iov[n++] = (struct iovec){ (void *)data, len };
+    if (sd_byteq_len(&b->outq) == 0 && !b->out_blocked &&
+        (remaining == 0 || len >= BRIDGE_DIRECT_MIN)) {
+        ssize_t w = bridge_write_direct(b, iov, n);
+
+        if (w < 0)
+            return;
+        sent = (size_t)w;
+        b->out_blocked = sent < total;
+    }
+    if (sent < total && (rc = sd_byteq_append(&b->outq, iov, n, sent)) < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
+        return;
+    }
+    if (!b->out_blocked && sd_byteq_len(&b->outq) > 0 &&
+        (remaining == 0 || sd_byteq_len(&b->outq) >= BRIDGE_FLUSH))
+        bridge_flush(b);
 }
 
 static void br_terminated(void *ctx, int err, const char *reason)
@@ -178,7 +227,7 @@ static void br_terminated(void *ctx, int err, const char *reason)
 }
 
 static const struct smbd_upper bridge_upper = {
-    .deliver = br_deliver,
+    .deliver_fragment = br_deliver_fragment,
     .terminated = br_terminated,
 };
 
@@ -280,13 +329,9 @@ static void bridge_stream_cb(void *ctx, int revents)
         return;
     }
     if (revents & SD_EV_OUT) {
-        ssize_t n = sd_byteq_send(&b->outq, b->fd);
-
-        if (n < 0) {
-            bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
+        bridge_flush(b);
+        if (b->ending)
             return;
-        }
-        b->bytes_out += (size_t)n;
     }
     if (revents & SD_EV_HUP)
         b->hup = 1;
@@ -325,6 +370,10 @@ static void bridge_sync(struct smbd_bridge *b)
     uint64_t now = sd_now_ms();
     size_t outq = sd_byteq_len(&b->outq);
 
+    if (!b->ending && !b->out_blocked && outq > 0) {
+        bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
+        outq = sd_byteq_len(&b->outq);
+    }
     if (b->ending)
         return;
     if (!b->recv_paused && outq >= BRIDGE_STREAM_HIGH) {

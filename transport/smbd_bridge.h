@@ -1,7 +1,7 @@
 /* transport/smbd_bridge.h — joins a byte-stream fd carrying SMB2 Direct-TCP framing
  * (the program's socketpair end in the shim, the TCP connection to the backend in
  * the relay) to an established SMB Direct link, inside an sd_loop. Stream -> framer ->
- * smbd_conn_send; delivered messages -> 4-byte prefix + payload -> stream. Flow
+ * smbd_conn_send; delivered fragments -> 4-byte prefix + payload -> stream. Flow
  * control both ways (stop reading the stream when the send queue is high; pause
  * receive credits when the stream is not writable). Ends on EOF/error of either side:
  * a lost SMB Direct link resets the stream (the program sees ECONNRESET/EOF). */

@@ -65,8 +65,10 @@ struct smbd_conn *smbd_conn_new(enum smbd_role role, const struct smbd_config *c
         sd_error("smbd: invalid configuration: %s", bad);
         return NULL;
     }
-    if (role == SMBD_ROLE_ESTABLISHED || !ops || !qp || !upper || !upper->deliver) {
-        sd_error("smbd: connection needs role ACTIVE or PASSIVE, a provider and a deliver upcall");
+    if (role == SMBD_ROLE_ESTABLISHED || !ops || !qp || !upper ||
+        (!upper->deliver && !upper->deliver_fragment)) {
+        sd_error("smbd: connection needs role ACTIVE or PASSIVE, a provider and a deliver "
+                 "or deliver_fragment upcall");
         return NULL;
     }
     c = calloc(1, sizeof(*c));

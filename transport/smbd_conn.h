@@ -59,13 +59,25 @@ struct smbd_stats {
     uint64_t credits_granted, credits_received;
 };
 
-/* Upcalls to the upper layer. Every pointer may be NULL except deliver. */
+/* Upcalls to the upper layer. Every pointer may be NULL except that one of deliver
+ * and deliver_fragment must be set; when deliver_fragment is set, deliver is not used. */
 struct smbd_upper {
     /* Negotiation finished; the connection is ESTABLISHED. */
     void (*established)(void *ctx);
     /* One complete upper-layer message, in strict order; data is only valid during
-     * the call. An empty Data Transfer message delivers nothing. */
+     * the call. An empty Data Transfer message delivers nothing. Fragmented messages
+     * are reassembled first (3.1.5.8, Connection.FragmentReassemblyBuffer). */
     void (*deliver)(void *ctx, const uint8_t *data, size_t len);
+    /* Streaming delivery, for upper layers that want a byte stream: the payload of
+     * each Data Transfer fragment straight from its receive buffer, in strict order,
+     * once every 3.1.5.8 check on that fragment has passed; data is only valid during
+     * the call and there is no reassembly copy. first is 1 on a message's first
+     * fragment, whose message is then len + remaining bytes long; remaining is the
+     * fragment's RemainingDataLength, 0 on the message's last fragment. A fragment
+     * sequence the peer breaks later terminates the connection (terminated follows)
+     * with the earlier fragments already delivered. Empty messages deliver nothing. */
+    void (*deliver_fragment)(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                             int first);
     /* A received Send invalidated this local token (3.1.5.8, Connection.InvalidatedToken). */
     void (*invalidated)(void *ctx, uint32_t token);
     /* Queued bytes fell below the threshold given to smbd_conn_set_send_low_water. */

@@ -22,6 +22,7 @@ enum smbd_wr_kind { SMBD_WR_RECV = 1, SMBD_WR_SEND = 2, SMBD_WR_RDMA = 3 };
 #define SMBD_SIGNAL_EVERY          16u      /* signal at least every Nth send */
 #define SMBD_REASSEMBLY_KEEP       65536u   /* reassembly capacity kept between messages */
 #define SMBD_POOL_SHRINK_MS        1000u    /* unused extra send buffers freed after this */
+#define SMBD_POOL_BASE_BYTES       1114112u /* permanent send buffers: 1 MiB + 64 KiB */
 
 /* Connection.KeepaliveRequested (3.1.1.1). */
 enum smbd_keepalive { SMBD_KA_NONE, SMBD_KA_PENDING, SMBD_KA_SENT };

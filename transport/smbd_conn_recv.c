@@ -2,7 +2,8 @@
  * buffers, routing of received messages by role (MS-SMBD 3.1.5.5), and Data
  * Transfer processing with every MUST-verify rule, credit bookkeeping and
  * reassembly (3.1.5.8). Each fragment is copied out of its receive buffer at once
- * and the buffer reposted, so a large reassembly never starves receive credits. */
+ * (into the reassembly buffer, or by the upper layer's deliver_fragment) and the
+ * buffer reposted, so a large message never starves receive credits. */
 #include "smbd_conn_int.h"
 
 #include <errno.h>
@@ -66,14 +67,19 @@ void smbd_recv_pool_free(struct smbd_conn *c)
     c->recv_count = 0;
 }
 
-static void deliver(struct smbd_conn *c, const uint8_t *data, size_t len)
+/* 3.1.5.8: the invalidated token goes up before the data it came with. */
+static void report_invalidated(struct smbd_conn *c)
 {
-    /* 3.1.5.8: the invalidated token goes up before the message it came with. */
     if (c->invalidated_set) {
         c->invalidated_set = 0;
         if (c->upper.invalidated)
             c->upper.invalidated(c->ctx, c->invalidated_token);
     }
+}
+
+static void deliver(struct smbd_conn *c, const uint8_t *data, size_t len)
+{
+    report_invalidated(c);
     if (len == 0)
         return;
     c->stats.msgs_delivered++;
@@ -81,11 +87,30 @@ static void deliver(struct smbd_conn *c, const uint8_t *data, size_t len)
     c->upper.deliver(c->ctx, data, len);
 }
 
+/* Streaming delivery of one checked fragment (see smbd_upper.deliver_fragment). */
+static void deliver_fragment(struct smbd_conn *c, const uint8_t *data, uint32_t len,
+                             uint32_t remaining, int first)
+{
+    report_invalidated(c);
+    if (remaining == 0)
+        c->stats.msgs_delivered++;
+    c->stats.bytes_delivered += len;
+    c->upper.deliver_fragment(c->ctx, data, len, remaining, first);
+}
+
+/* The first fragment of a fragmented message: Connection.FragmentReassemblyRemaining
+ * is tracked in both delivery modes, the bytes are buffered only for deliver. */
 static int reassembly_start(struct smbd_conn *c, const uint8_t *data, uint32_t len,
                             uint32_t remaining)
 {
     size_t total = (size_t)len + remaining;
 
+    c->reasm_remaining = remaining;
+    c->reasm_active = 1;
+    if (c->upper.deliver_fragment) {
+        deliver_fragment(c, data, len, remaining, 1);
+        return 0;
+    }
     if (c->reasm_cap < total) {
         free(c->reasm_buf);
         c->reasm_cap = 0;
@@ -96,15 +121,12 @@ static int reassembly_start(struct smbd_conn *c, const uint8_t *data, uint32_t l
     }
     memcpy(c->reasm_buf, data, len);
     c->reasm_len = len;
-    c->reasm_remaining = remaining;
-    c->reasm_active = 1;
     return 0;
 }
 
-/* A continuation fragment; returns 1 when the message is complete, 0 when more
- * follow, -1 after terminating the connection. */
-static int reassembly_add(struct smbd_conn *c, const uint8_t *data, uint32_t len,
-                          uint32_t remaining)
+/* Checks a continuation fragment against the bytes still expected; 0, or -1 after
+ * terminating the connection (nothing of the fragment is delivered then). */
+static int continuation_check(struct smbd_conn *c, uint32_t len, uint32_t remaining)
 {
     if (len > c->reasm_remaining) {
         smbd_terminate(c, -EPROTO, "fragment of %u bytes exceeds the %u bytes announced by "
@@ -112,26 +134,35 @@ static int reassembly_add(struct smbd_conn *c, const uint8_t *data, uint32_t len
                        (unsigned)c->reasm_remaining);
         return -1;
     }
-    memcpy(c->reasm_buf + c->reasm_len, data, len);
-    c->reasm_len += len;
-    c->reasm_remaining -= len;
-    if (remaining == 0 && c->reasm_remaining > 0) {
+    if (remaining == 0 && c->reasm_remaining - len > 0) {
         smbd_terminate(c, -EPROTO, "fragmented message ended with %u bytes still missing "
-                       "(MS-SMBD 3.1.5.8)", (unsigned)c->reasm_remaining);
+                       "(MS-SMBD 3.1.5.8)", (unsigned)(c->reasm_remaining - len));
         return -1;
     }
-    if (remaining != c->reasm_remaining) {
+    if (remaining != c->reasm_remaining - len) {
         smbd_terminate(c, -EPROTO, "RemainingDataLength %u contradicts the %u bytes still "
                        "expected (MS-SMBD 3.1.5.4)", (unsigned)remaining,
-                       (unsigned)c->reasm_remaining);
+                       (unsigned)(c->reasm_remaining - len));
         return -1;
     }
-    return remaining == 0;
+    return 0;
 }
 
-static void reassembly_deliver(struct smbd_conn *c)
+static void reassembly_add(struct smbd_conn *c, const uint8_t *data, uint32_t len,
+                           uint32_t remaining)
 {
-    c->reasm_active = 0;
+    if (continuation_check(c, len, remaining) < 0)
+        return;
+    c->reasm_remaining = remaining;
+    c->reasm_active = remaining > 0;
+    if (c->upper.deliver_fragment) {
+        deliver_fragment(c, data, len, remaining, 0);
+        return;
+    }
+    memcpy(c->reasm_buf + c->reasm_len, data, len);
+    c->reasm_len += len;
+    if (remaining > 0)
+        return;
     deliver(c, c->reasm_buf, c->reasm_len);
     if (c->reasm_cap > SMBD_REASSEMBLY_KEEP) { /* shrink back after a large message */
         free(c->reasm_buf);
@@ -163,7 +194,6 @@ static void recv_data_transfer(struct smbd_conn *c, const struct sd_wc *wc, cons
     struct smbd_data_hdr h;
     const char *why;
     const uint8_t *data;
-    int done;
 
     /* 3.1.5.5: any message restarts the idle timer and answers our keepalive. */
     smbd_idle_timer_restart(c, now_ms);
@@ -191,22 +221,21 @@ static void recv_data_transfer(struct smbd_conn *c, const struct sd_wc *wc, cons
     if (h.data_length == 0) {
         /* Credit or keepalive message: not part of any fragment sequence. */
         if (!c->reasm_active)
-            deliver(c, NULL, 0);
+            report_invalidated(c);
         return;
     }
-    if (!c->reasm_active) {
-        if (h.remaining_data_length == 0) {
-            deliver(c, data, h.data_length); /* unfragmented: straight from the buffer */
-            return;
-        }
-        if (reassembly_start(c, data, h.data_length, h.remaining_data_length))
-            smbd_terminate(c, -ENOMEM, "no memory to reassemble a %llu-byte message",
-                           (unsigned long long)h.data_length + h.remaining_data_length);
-        return;
+    if (c->reasm_active) {
+        reassembly_add(c, data, h.data_length, h.remaining_data_length);
+    } else if (h.remaining_data_length == 0) {
+        /* unfragmented: straight from the buffer */
+        if (c->upper.deliver_fragment)
+            deliver_fragment(c, data, h.data_length, 0, 1);
+        else
+            deliver(c, data, h.data_length);
+    } else if (reassembly_start(c, data, h.data_length, h.remaining_data_length)) {
+        smbd_terminate(c, -ENOMEM, "no memory to reassemble a %llu-byte message",
+                       (unsigned long long)h.data_length + h.remaining_data_length);
     }
-    done = reassembly_add(c, data, h.data_length, h.remaining_data_length);
-    if (done > 0)
-        reassembly_deliver(c);
 }
 
 void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)

@@ -53,14 +53,15 @@ static void up_established(void *ctx)
         k->fwd->established(k->fwd_ctx);
 }
 
-static void up_deliver(void *ctx, const uint8_t *data, size_t len)
+static void up_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                                int first)
 {
     struct smbd_link *k = ctx;
 
     if (k->fwd)
-        k->fwd->deliver(k->fwd_ctx, data, len);
+        k->fwd->deliver_fragment(k->fwd_ctx, data, len, remaining, first);
     else
-        sd_debug("smbd link: %zu-byte message with no reader dropped", len);
+        sd_debug("smbd link: %zu-byte fragment with no reader dropped", len);
 }
 
 static void up_invalidated(void *ctx, uint32_t token)
@@ -100,7 +101,7 @@ static void up_terminated(void *ctx, int err, const char *reason)
 
 static const struct smbd_upper link_upper = {
     .established = up_established,
-    .deliver = up_deliver,
+    .deliver_fragment = up_deliver_fragment,
     .invalidated = up_invalidated,
     .send_ready = up_send_ready,
     .rdma_done = up_rdma_done,

@@ -11,7 +11,8 @@ struct smbd_conn *smbd_link_engine(struct smbd_link *k);
 
 /* From now on the engine's upcalls go to up/ctx (NULL: the link keeps them, as while
  * negotiating; then completions stop being polled once the link is established, so no
- * message is delivered to nobody). */
+ * message is delivered to nobody). The link delivers by fragments: up->deliver_fragment
+ * must be set, up->deliver is not used. */
 void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx);
 
 /* loop watches the provider fd and runs the engine's timers; after(ctx) (may be NULL)

@@ -76,10 +76,17 @@ static int chunk_add(struct smbd_conn *c, uint32_t nslots)
     return 0;
 }
 
-/* Enough slots for the whole credit window plus one unsignaled batch. */
+/* Enough slots for the whole credit window plus one unsignaled batch, but at most
+ * SMBD_POOL_BASE_BYTES of them: with large send sizes a chunk of that size already
+ * carries a whole SMB2 READ/WRITE of 1 MiB, and more chunks are added under load. */
 static uint32_t base_slots(const struct smbd_conn *c)
 {
-    return (uint32_t)c->cfg.send_credit_target + SMBD_SIGNAL_EVERY;
+    uint32_t window = (uint32_t)c->cfg.send_credit_target + SMBD_SIGNAL_EVERY;
+    uint32_t cap = SMBD_POOL_BASE_BYTES / c->send_buf_size;
+
+    if (cap < 2 * SMBD_SIGNAL_EVERY)
+        cap = 2 * SMBD_SIGNAL_EVERY;
+    return window < cap ? window : cap;
 }
 
 int smbd_send_pool_init(struct smbd_conn *c)

@@ -60,11 +60,20 @@ vm_ksmbd_start() {
 EOF
     "$VM_KSMBD_TOOLS/ksmbd.adduser" -C "$conf" -P "$db" -a -p "$VM_KSMBD_PASS" "$VM_KSMBD_USER" \
         >"$VM_KSMBD_DIR/adduser.log" 2>&1 || { cat "$VM_KSMBD_DIR/adduser.log" >&2; return 1; }
-    # The daemon must not inherit bats' fd 3, or bats waits for it forever.
-    "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 3>&- ||
+    vm_detached "$VM_KSMBD_TOOLS/ksmbd.mountd" -C "$conf" -P "$db" >"$VM_KSMBD_DIR/mountd.log" 2>&1 ||
         { cat "$VM_KSMBD_DIR/mountd.log" >&2; return 1; }
     vm_wait_port 445 || return 1
     if rdma link show siw0/1 >/dev/null 2>&1; then vm_wait_rdma_listen 5445; else vm_wait_rdma_listen 445; fi
+}
+
+# vm_detached COMMAND [ARG]... — runs COMMAND (a daemon) with every file descriptor above 2
+# closed: bats waits for whoever holds its fds 3 and up, so a daemon that kept one would hang it.
+vm_detached() {
+    (
+        local fd
+        for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+        exec "$@"
+    )
 }
 
 # vm_wait_port PORT — waits (10 s at most) for a TCP listener on PORT, any address.
@@ -85,19 +94,35 @@ vm_wait_rdma_listen() {
     done
 }
 
-# vm_smbclient_ksmbd ADDR VIA [smbclient args...] — smbclient against ksmbd's share, 120 s at
-# most. VIA: tcp (no shim), or soft|rdma: through the shim with that SMBDIRECT_TRANSPORT and no
-# TCP fallback, so a run that did not use SMB Direct fails.
-vm_smbclient_ksmbd() {
+# vm_smbclient ADDR VIA [smbclient args...] — smbclient against //ADDR/share, 120 s at most.
+# VIA: tcp (no shim), or soft|rdma: through the shim with that SMBDIRECT_TRANSPORT and no TCP
+# fallback, so a run that did not use SMB Direct fails.
+vm_smbclient() {
     local addr=$1 via=$2; shift 2
-    local cmd=(smbclient "//$addr/share" -m SMB3 -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" "$@")
+    local cmd=(smbclient "//$addr/share" -m SMB3 "$@")
     case "$via" in
         tcp) timeout 120 "${cmd[@]}" ;;
         soft|rdma) SMBDIRECT_TRANSPORT=$via SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
                    timeout 120 "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
-        *) echo "vm_smbclient_ksmbd: unknown path $via" >&2; return 2 ;;
+        *) echo "vm_smbclient: unknown path $via" >&2; return 2 ;;
     esac
 }
+
+# vm_smbclient_ksmbd ADDR VIA [smbclient args...] — vm_smbclient as ksmbd's user.
+vm_smbclient_ksmbd() { vm_smbclient "$1" "$2" -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" "${@:3}"; }
+
+# vm_samba_start ADDR — Samba's smbd on ADDR:445 (TCP) through scripts/lib/samba-env.sh, with a
+# real user; exports SENV_* so the tests of a bats file see what setup_file started.
+vm_samba_start() {
+    senv_create "$1" && senv_smbd_start && senv_add_user || return 1
+    export SENV_ADDR SENV_DIR SENV_SHARE SENV_CONF SENV_SMBD_LOG SENV_RELAY_LOG SENV_USER SENV_PASS
+}
+
+# vm_samba_stop — stops the relay and smbd, removes their files.
+vm_samba_stop() { [ -z "${SENV_DIR:-}" ] || senv_destroy; }
+
+# vm_smbclient_samba VIA [smbclient args...] — vm_smbclient to the Samba share as guest.
+vm_smbclient_samba() { vm_smbclient "$SENV_ADDR" "$1" -N "${@:2}"; }
 
 # vm_mpa_reply ADDR PORT — sends an MPA rev 2 request (RFC 5044 7.1, CRC + enhanced RFC 6581
 # IRD/ORD words) over plain TCP and prints the reply's key, flags and revision, e.g.

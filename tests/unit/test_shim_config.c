@@ -73,7 +73,8 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.sockbuf_bytes, SHIM_DEFAULT_SOCKBUF);
     smbd_config_default(&def, SMBD_ROLE_ACTIVE);
     assert_int_equal(cfg.smbd.receive_credit_max, def.receive_credit_max);
-    assert_int_equal(cfg.smbd.max_send_size, def.max_send_size);
+    /* the tuned preferred send size (sd_tuning.h, MS-SMBD Appendix B note <5>) */
+    assert_int_equal(cfg.smbd.max_send_size, 8136);
     assert_int_equal(cfg.smbd.max_receive_size, def.max_receive_size);
     assert_int_equal(cfg.smbd.max_fragmented_recv_size, def.max_fragmented_recv_size);
     assert_int_equal(cfg.smbd.keepalive_interval_ms, def.keepalive_interval_ms);

@@ -25,6 +25,24 @@ static void th_deliver(void *ctx, const uint8_t *data, size_t len)
         e->on_deliver(e, data, len);
 }
 
+static void th_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                                int first)
+{
+    struct th_end *e = ctx;
+    uint8_t *grown = realloc(e->stream, e->stream_len + len + 1);
+
+    if (!grown)
+        abort();
+    e->stream = grown;
+    memcpy(e->stream + e->stream_len, data, len);
+    e->stream_len += len;
+    if (e->nfrags < 64)
+        e->frags[e->nfrags] = (struct th_frag){ .len = len, .remaining = remaining, .first = first };
+    e->nfrags++;
+    if (remaining == 0)
+        e->delivered++;
+}
+
 static void th_invalidated(void *ctx, uint32_t token)
 {
     struct th_end *e = ctx;
@@ -66,8 +84,17 @@ static const struct smbd_upper th_upper = {
     .terminated = th_terminated,
 };
 
-void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
-                 struct sd_qp *qp)
+static const struct smbd_upper th_upper_streaming = {
+    .established = th_established,
+    .deliver_fragment = th_deliver_fragment,
+    .invalidated = th_invalidated,
+    .send_ready = th_send_ready,
+    .rdma_done = th_rdma_done,
+    .terminated = th_terminated,
+};
+
+static void end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                     struct sd_qp *qp, const struct smbd_upper *upper)
 {
     struct smbd_config def;
 
@@ -77,9 +104,21 @@ void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config
         cfg = &def;
     }
     e->qp = qp;
-    e->conn = smbd_conn_new(role, cfg, &fake_provider, qp, &th_upper, e);
+    e->conn = smbd_conn_new(role, cfg, &fake_provider, qp, upper, e);
     if (!e->conn)
         abort();
+}
+
+void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                 struct sd_qp *qp)
+{
+    end_init(e, role, cfg, qp, &th_upper);
+}
+
+void th_end_init_streaming(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                           struct sd_qp *qp)
+{
+    end_init(e, role, cfg, qp, &th_upper_streaming);
 }
 
 void th_end_free(struct th_end *e)
@@ -87,9 +126,11 @@ void th_end_free(struct th_end *e)
     smbd_conn_free(e->conn);
     fake_provider.destroy(e->qp);
     free(e->last);
+    free(e->stream);
     e->conn = NULL;
     e->qp = NULL;
     e->last = NULL;
+    e->stream = NULL;
 }
 
 int th_poll(struct th_end *e, uint64_t now_ms, int max)

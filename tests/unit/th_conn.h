@@ -27,11 +27,20 @@ struct th_end {
     /* optional hook for every delivered message */
     void (*on_deliver)(struct th_end *e, const uint8_t *data, size_t len);
     void *user;
+    /* streaming delivery (th_end_init_streaming): every fragment in arrival order; the
+     * payloads concatenated in stream (messages count into delivered at their end) */
+    struct th_frag { size_t len; uint32_t remaining; int first; } frags[64];
+    int nfrags;
+    uint8_t *stream;
+    size_t stream_len;
 };
 
 /* Creates the engine (asserting success); cfg NULL means defaults for role. */
 void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
                  struct sd_qp *qp);
+/* The same with deliver_fragment (streaming delivery) instead of deliver. */
+void th_end_init_streaming(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                           struct sd_qp *qp);
 void th_end_free(struct th_end *e); /* frees the engine and destroys the qp */
 
 /* Polls up to max completions into the engine; returns how many. */
