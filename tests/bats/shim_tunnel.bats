@@ -35,15 +35,15 @@ def frame(b): return struct.pack(">I", len(b)) + b
 def check(name, cond, extra=""):
     print(("ok " if cond else "FAIL ") + name, extra, flush=True)
 def recv_exact(s, n, timeout=10):
-    got = b""
+    got = bytearray()
     while len(got) < n:
         if not select.select([s], [], [], timeout)[0]:
-            return got
-        d = s.recv(1 << 20)
+            break
+        d = s.recv(min(n - len(got), 1 << 20))
         if not d:
-            return got
+            break
         got += d
-    return got
+    return bytes(got)
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 s.setblocking(False)
@@ -71,6 +71,20 @@ if mode == "fork":
     check("fork-child", os.WEXITSTATUS(os.waitpid(pid, 0)[1]) == 0)
     s.sendall(frame(b"\xfeSMBparent"))
     check("parent-after-fork", recv_exact(s, 14) == frame(b"\xfeSMBparent"))
+if mode == "random":
+    # Randomized traffic between two processes (this one and the relay): frames of
+    # 0 B .. 8 MiB, sent by one thread while another reads the echo and compares.
+    import random, threading
+    rng = random.Random(int(sys.argv[3]))
+    sizes = [rng.choice([0, 1, 4, 100, 1364, 8136, 8137, 65536, 1 << 20, 8 << 20])
+             + rng.randrange(0, 64) for _ in range(int(sys.argv[4]))]
+    sizes = [min(n, 8 << 20) for n in sizes]
+    frames = [frame(os.urandom(n)) for n in sizes]
+    t = threading.Thread(target=lambda: [s.sendall(f) for f in frames])
+    t.start()
+    bad = [i for i, f in enumerate(frames) if recv_exact(s, len(f), 30) != f]
+    t.join()
+    check("random-echo", not bad, "frames %d bytes %d bad %s" % (len(frames), sum(sizes), bad[:3]))
 if mode == "lost":
     print("waiting", flush=True)
     sys.stdin.readline()          # the test kills the relay, then writes a line
@@ -141,6 +155,13 @@ assert_all_ok() {
     assert_all_ok
     [[ "$output" == *"ok fork-child"* ]]
     [[ "$output" == *"ok parent-after-fork"* ]]
+}
+
+@test "randomized SMB2 frames between two processes over soft-iWARP come back intact" {
+    run timeout 120 python3 -c "$CLIENT" "$ECHO_PORT" random "$RANDOM" 200
+    assert_all_ok
+    [[ "$output" == *"ok random-echo"* ]]
+    grep -q 'relay: conn 1 from .* established' "$WORK/relay.log"
 }
 
 @test "the relay dies: the program reads EOF or an error, no hang" {
