@@ -130,10 +130,10 @@ static void read_tuning(struct shim_config *cfg)
     unsigned long rw = s->max_read_write_size, keepalive = s->keepalive_interval_ms / 1000;
     const char *bad;
 
-    /* MS-SMBD 2.2.1 / 3.1.5.2: credits are 16-bit and at least 1 (the engine needs 2,
+    /* MS-SMBD 2.2.1 / 3.1.5.2: credits are 16-bit and at least 1 (the engine needs 3,
      * see smbd_config_check); tshark and the Linux peers expect <= 255.
      * Sizes: MaxReceiveSize >= 128, MaxFragmentedSize >= 131072 (MS-SMBD 3.1.5.6). Keepalive 0 sends none (3.1.6.2 timer unset). */
-    read_number(cfg, "SMBDIRECT_CREDITS", 2, 255, &credits);
+    read_number(cfg, "SMBDIRECT_CREDITS", SMBD_MIN_PEER_CREDITS, 255, &credits);
     read_number(cfg, "SMBDIRECT_MAX_SEND_SIZE", 128, 1024 * 1024, &send);
     read_number(cfg, "SMBDIRECT_MAX_RECEIVE_SIZE", 128, 1024 * 1024, &recv);
     read_number(cfg, "SMBDIRECT_MAX_FRAGMENTED_SIZE", 131072, 64UL * 1024 * 1024, &frag);

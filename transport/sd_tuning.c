@@ -20,9 +20,9 @@ struct tuning {
 };
 
 static const struct tuning tunings[] = {
-    { "credits", T_CREDITS, 1, 65535 },
+    { "credits", T_CREDITS, SMBD_MIN_PEER_CREDITS, 65535 },
     { "send-credit-target", T_SEND_CREDIT_TARGET, 1, 65535 },
-    { "receive-credit-max", T_RECEIVE_CREDIT_MAX, 1, 65535 },
+    { "receive-credit-max", T_RECEIVE_CREDIT_MAX, SMBD_MIN_PEER_CREDITS, 65535 },
     { "max-send-size", T_MAX_SEND, 1, UINT32_MAX },
     { "max-receive-size", T_MAX_RECEIVE, 1, UINT32_MAX },
     { "max-fragmented-size", T_MAX_FRAGMENTED, 1, UINT32_MAX },

@@ -32,6 +32,11 @@ struct smbd_config {
     uint32_t negotiate_timeout_ms;     /* 120 s active, 5 s passive (3.1.2.1) */
 };
 
+/* The fewest receive credits a connection works with: fewer lets two peers that
+ * refill each other's last credits exchange credit-only messages forever
+ * (see smbd_credits.c); smbd_config_check refuses less. */
+#define SMBD_MIN_PEER_CREDITS 3u
+
 void smbd_config_default(struct smbd_config *cfg, enum smbd_role role);
 /* Returns NULL when cfg is usable, else a static string naming the bad field. */
 const char *smbd_config_check(const struct smbd_config *cfg);

@@ -209,7 +209,7 @@ static unsigned long get_sockbuf(const struct shim_config *c)
 }
 
 static const struct number_case number_cases[] = {
-    { "SMBDIRECT_CREDITS", "64", 64, get_credits, { "1", "256", "12x" } },
+    { "SMBDIRECT_CREDITS", "64", 64, get_credits, { "2", "256", "12x" } },
     { "SMBDIRECT_MAX_SEND_SIZE", "1364", 1364, get_send, { "127", "1048577", "-1" } },
     { "SMBDIRECT_MAX_RECEIVE_SIZE", "4096", 4096, get_recv, { "100", "2000000", "8k" } },
     { "SMBDIRECT_MAX_FRAGMENTED_SIZE", "1048576", 1048576, get_frag,
