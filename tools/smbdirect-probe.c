@@ -77,17 +77,14 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
     printf("ORD: %u\n", cm->ord);
 }
 
-enum { OPT_TRANSPORT = 256, OPT_TIMEOUT, OPT_HELP, OPT_TUNING };
-
 int main(int argc, char **argv)
 {
     static const struct option fixed[] = {
-        { "transport", required_argument, NULL, OPT_TRANSPORT },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "help", no_argument, NULL, OPT_HELP },
+        { "transport", required_argument, NULL, SD_CLI_OPT_TRANSPORT },
+        { "timeout", required_argument, NULL, SD_CLI_OPT_TIMEOUT },
+        { "help", no_argument, NULL, SD_CLI_OPT_HELP },
     };
-    struct option opts[sizeof(fixed) / sizeof(fixed[0]) + 32];
-    size_t nopts = sizeof(fixed) / sizeof(fixed[0]);
+    struct option opts[SD_CLI_MAX_OPTS];
     struct smbd_link_opts lo = { .provider = &sd_soft_provider,
                                  .ird = PROBE_DEFAULT_RDMA_DEPTH,
                                  .ord = PROBE_DEFAULT_RDMA_DEPTH,
@@ -95,7 +92,7 @@ int main(int argc, char **argv)
     struct sockaddr_storage dst;
     socklen_t dstlen;
     struct smbd_link *k = NULL;
-    char err[256], peer[SD_ADDR_STRLEN];
+    char err[300], peer[SD_ADDR_STRLEN];
     const char *why;
     int o, idx, iwarp, rc;
 
@@ -103,34 +100,16 @@ int main(int argc, char **argv)
     sd_log_set_level(SD_LOG_ERROR); /* failures are printed below; SMBDIRECT_LOG overrides */
     if (sd_log_init_from_env() < 0)
         return 2;
-    memcpy(opts, fixed, sizeof(fixed));
-    for (size_t i = 0; sd_tuning_name(i) && nopts < sizeof(opts) / sizeof(opts[0]) - 1; i++)
-        opts[nopts++] = (struct option){ sd_tuning_name(i), required_argument, NULL, OPT_TUNING };
-    opts[nopts] = (struct option){ 0 };
+    sd_cli_options(opts, fixed, sizeof(fixed) / sizeof(fixed[0]));
 
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-        switch (o) {
-        case OPT_TRANSPORT:
-            lo.provider = sd_cli_transport(optarg);
-            if (!lo.provider)
-                return usage_error(SD_CLI_TRANSPORT_ERROR, optarg);
-            break;
-        case OPT_TIMEOUT:
-            if (sd_cli_timeout_ms(optarg, &lo.timeout_ms) < 0)
-                return usage_error(SD_CLI_TIMEOUT_ERROR, optarg);
-            break;
-        case OPT_HELP:
+        rc = sd_cli_apply(o, opts, idx, argv, &lo, err, sizeof(err));
+        if (rc < 0)
+            return usage_error("%s", err);
+        if (rc > 0) { /* --help is the only option of the probe's own */
             printf(usage_text, sd_tuning_usage);
             return 0;
-        case OPT_TUNING:
-            if (sd_tuning_set(&lo, opts[idx].name, optarg, err, sizeof(err)) < 0)
-                return usage_error("--%s", err);
-            break;
-        case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)

@@ -82,14 +82,12 @@ struct relay_conn {
 
 struct relay {
     struct sd_loop *loop;
-    const struct sd_provider_ops *provider;
     struct sd_listener *listener;
     int listener_fd;
     struct smbd_link_opts opts;
     struct sockaddr_storage backend;
     socklen_t backend_len;
     char backend_str[SD_ADDR_STRLEN];
-    int timeout_ms;
     int log_stats;
     unsigned next_id;
     unsigned negotiating;       /* accepts whose negotiate is still running */
@@ -239,7 +237,7 @@ static void backend_connect_start(struct relay_conn *c)
         backend_connect_done(c, errno != EINPROGRESS ? errno : -rc);
         return;
     }
-    c->connect_timer = sd_loop_add_timer(r->loop, sd_now_ms() + (uint64_t)r->timeout_ms,
+    c->connect_timer = sd_loop_add_timer(r->loop, sd_now_ms() + (uint64_t)r->opts.timeout_ms,
                                          backend_timeout_cb, c);
 }
 
@@ -313,7 +311,7 @@ static void relay_shutdown(struct relay *r)
     uint64_t end = sd_now_ms() + RELAY_SHUTDOWN_MS;
 
     sd_loop_del_fd(r->loop, r->listener_fd);
-    r->provider->listener_close(r->listener);
+    r->opts.provider->listener_close(r->listener);
     for (struct relay_conn *c = r->conns, *next; c; c = next) {
         next = c->next;
         if (c->bridge)
@@ -351,8 +349,7 @@ static int parse_hostport(const char *flag, const char *text, struct sockaddr_st
     return usage_error("%s", msg);
 }
 
-enum { OPT_LISTEN = 256, OPT_BACKEND, OPT_TRANSPORT, OPT_TIMEOUT, OPT_LOG_STATS, OPT_HELP,
-       OPT_TUNING };
+enum { OPT_LISTEN = SD_CLI_OPT_OWN, OPT_BACKEND, OPT_LOG_STATS };
 
 static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_storage *listen_addr,
                       socklen_t *listen_len)
@@ -360,48 +357,31 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_st
     static const struct option fixed[] = {
         { "listen", required_argument, NULL, OPT_LISTEN },
         { "backend", required_argument, NULL, OPT_BACKEND },
-        { "transport", required_argument, NULL, OPT_TRANSPORT },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "transport", required_argument, NULL, SD_CLI_OPT_TRANSPORT },
+        { "timeout", required_argument, NULL, SD_CLI_OPT_TIMEOUT },
         { "log-stats", no_argument, NULL, OPT_LOG_STATS },
-        { "help", no_argument, NULL, OPT_HELP },
+        { "help", no_argument, NULL, SD_CLI_OPT_HELP },
     };
-    struct option opts[sizeof(fixed) / sizeof(fixed[0]) + 32];
+    struct option opts[SD_CLI_MAX_OPTS];
     const char *listen_text = NULL, *backend_text = NULL, *why;
-    size_t n = sizeof(fixed) / sizeof(fixed[0]);
-    char err[256];
-    int o, idx;
+    char err[300];
+    int o, idx, rc;
 
-    memcpy(opts, fixed, sizeof(fixed));
-    for (size_t i = 0; sd_tuning_name(i) && n < sizeof(opts) / sizeof(opts[0]) - 1; i++)
-        opts[n++] = (struct option){ sd_tuning_name(i), required_argument, NULL, OPT_TUNING };
-    opts[n] = (struct option){ 0 };
-
+    sd_cli_options(opts, fixed, sizeof(fixed) / sizeof(fixed[0]));
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
+        rc = sd_cli_apply(o, opts, idx, argv, &r->opts, err, sizeof(err));
+        if (rc < 0)
+            return usage_error("%s", err);
+        if (rc == 0)
+            continue;
         switch (o) {
         case OPT_LISTEN: listen_text = optarg; break;
         case OPT_BACKEND: backend_text = optarg; break;
-        case OPT_TRANSPORT:
-            r->provider = sd_cli_transport(optarg);
-            if (!r->provider)
-                return usage_error(SD_CLI_TRANSPORT_ERROR, optarg);
-            break;
-        case OPT_TIMEOUT:
-            if (sd_cli_timeout_ms(optarg, &r->timeout_ms) < 0)
-                return usage_error(SD_CLI_TIMEOUT_ERROR, optarg);
-            break;
         case OPT_LOG_STATS: r->log_stats = 1; break;
-        case OPT_HELP:
+        case SD_CLI_OPT_HELP:
             printf(usage_text, sd_tuning_usage);
             exit(0);
-        case OPT_TUNING:
-            if (sd_tuning_set(&r->opts, opts[idx].name, optarg, err, sizeof(err)) < 0)
-                return usage_error("--%s", err);
-            break;
-        case ':':
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -418,7 +398,10 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_st
 
 int main(int argc, char **argv)
 {
-    struct relay r = { .provider = &sd_soft_provider, .timeout_ms = RELAY_DEFAULT_TIMEOUT_MS,
+    struct relay r = { .opts = { .provider = &sd_soft_provider,
+                                 .ird = RELAY_DEFAULT_RDMA_DEPTH,
+                                 .ord = RELAY_DEFAULT_RDMA_DEPTH,
+                                 .timeout_ms = RELAY_DEFAULT_TIMEOUT_MS },
                        .listener_fd = -1, .sigfd = -1 };
     struct sockaddr_storage listen_addr;
     socklen_t listen_len = 0;
@@ -427,18 +410,15 @@ int main(int argc, char **argv)
     int rc, err = 0, iwarp;
 
     sd_tuning_defaults(&r.opts.cfg, SMBD_ROLE_PASSIVE);
-    r.opts.ird = r.opts.ord = RELAY_DEFAULT_RDMA_DEPTH;
     if (sd_log_init_from_env() < 0)
         return 2;
     if ((rc = parse_args(argc, argv, &r, &listen_addr, &listen_len)) != 0)
         return rc;
-    r.opts.provider = r.provider;
-    r.opts.timeout_ms = r.timeout_ms;
     sd_addr_format((struct sockaddr *)&r.backend, r.backend_str, sizeof(r.backend_str));
     sd_addr_format((struct sockaddr *)&listen_addr, listen_str, sizeof(listen_str));
-    iwarp = r.provider->is_iwarp((struct sockaddr *)&listen_addr, listen_len);
+    iwarp = r.opts.provider->is_iwarp((struct sockaddr *)&listen_addr, listen_len);
     if (iwarp < 0) {
-        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", r.provider->name,
+        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", r.opts.provider->name,
                 listen_str, strerror(-iwarp));
         return 1;
     }
@@ -451,19 +431,19 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     r.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     r.loop = sd_loop_new();
-    r.listener = r.provider->listen((struct sockaddr *)&listen_addr, listen_len, 128, &err);
+    r.listener = r.opts.provider->listen((struct sockaddr *)&listen_addr, listen_len, 128, &err);
     if (!r.loop || r.sigfd < 0 || !r.listener) {
         fprintf(stderr, "smbdirect-relay: cannot listen on %s (%s): %s\n", listen_str,
-                r.provider->name, strerror(err ? -err : ENOMEM));
+                r.opts.provider->name, strerror(err ? -err : ENOMEM));
         return 1;
     }
-    r.listener_fd = r.provider->listener_fd(r.listener);
+    r.listener_fd = r.opts.provider->listener_fd(r.listener);
     if (sd_loop_add_fd(r.loop, r.listener_fd, SD_EV_IN, listener_cb, &r) < 0 ||
         sd_loop_add_fd(r.loop, r.sigfd, SD_EV_IN, signal_cb, &r) < 0) {
         fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
         return 1;
     }
-    fprintf(stderr, "relay: listening on %s (%s), backend %s\n", listen_str, r.provider->name,
+    fprintf(stderr, "relay: listening on %s (%s), backend %s\n", listen_str, r.opts.provider->name,
             r.backend_str);
     rc = sd_loop_run(r.loop);
     if (rc < 0)

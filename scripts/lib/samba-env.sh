@@ -139,6 +139,17 @@ senv_wait_listen() {
     return 1
 }
 
+# senv_await_start NAME PID PORT SECONDS LOG — records the just-started server PID in
+# $SENV_DIR/NAME.pid (for senv_stop_pidfile) and waits until it listens on ADDR:PORT;
+# on failure prints the tail of its LOG.
+senv_await_start() {
+    echo "$2" >"$SENV_DIR/$1.pid"
+    if ! senv_wait_listen "$SENV_ADDR" "$3" "$4" "$2"; then
+        senv_say "$1 did not start; log tail:"; tail -n 20 "$5" >&2
+        return 1
+    fi
+}
+
 # senv_smbd_start [senv_write_conf options...] — writes the config and starts smbd in
 # the foreground mode, backgrounded, in its own process group (smbd -F calls setsid).
 senv_smbd_start() {
@@ -149,11 +160,7 @@ senv_smbd_start() {
     fi
     smbd --foreground --configfile="$SENV_CONF" </dev/null >>"$SENV_SMBD_LOG" 2>&1 3>&- &
     SENV_SMBD_PID=$!
-    echo "$SENV_SMBD_PID" >"$SENV_DIR/smbd.pid"
-    if ! senv_wait_listen "$SENV_ADDR" "$SENV_SMB_PORT" 20 "$SENV_SMBD_PID"; then
-        senv_say "smbd did not start; log tail:"; tail -n 20 "$SENV_SMBD_LOG" >&2
-        return 1
-    fi
+    senv_await_start smbd "$SENV_SMBD_PID" "$SENV_SMB_PORT" 20 "$SENV_SMBD_LOG"
 }
 
 # senv_smbd_stop [SIGNAL] — signals smbd's whole process group (parent, per-connection
@@ -169,11 +176,7 @@ senv_relay_start() {
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
     SENV_RELAY_PID=$!
-    echo "$SENV_RELAY_PID" >"$SENV_DIR/relay.pid"
-    if ! senv_wait_listen "$SENV_ADDR" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_PID"; then
-        senv_say "relay did not start; log tail:"; tail -n 20 "$SENV_RELAY_LOG" >&2
-        return 1
-    fi
+    senv_await_start relay "$SENV_RELAY_PID" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_LOG"
 }
 
 # senv_relay_stop [SIGNAL]

@@ -28,11 +28,8 @@ static void established(struct th_end *e, uint16_t granted, uint16_t peer_target
     smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
     cfg.send_credit_target = 10;
     th_end_init(e, SMBD_ROLE_ACTIVE, &cfg, fake_qp_new(granted));
-    assert_int_equal(smbd_conn_start(e->conn, 0), 0);
-    fake_inject(e->qp, m, th_negotiate_resp(m, 0x100, peer_target, granted, 0, MIB, 1024,
-                                            peer_recv, MIB), 0);
-    th_poll(e, 0, 1000);
-    assert_int_equal(e->established, 1);
+    th_active_establish(e, m, th_negotiate_resp(m, 0x100, peer_target, granted, 0, MIB, 1024,
+                                                peer_recv, MIB));
 }
 
 /* The peer sends a message: it uses one of its credits and grants us `grant`. */

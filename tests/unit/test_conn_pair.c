@@ -181,27 +181,53 @@ static void idle_phase(struct th_end *a, struct th_end *b, uint64_t *now)
     assert_int_equal(a->terminated_calls + b->terminated_calls, 0);
 }
 
+/* Allocates one direction's state (planned by plan()). */
+static struct direction *direction_new(void)
+{
+    struct direction *d = malloc(sizeof(*d));
+
+    assert_non_null(d);
+    return d;
+}
+
+/* Checks every delivery: a receives what ba plans, b what ab plans. */
+static void watch_deliveries(struct th_end *a, struct th_end *b, struct direction *ab,
+                             struct direction *ba)
+{
+    b->user = ab;
+    b->on_deliver = on_deliver;
+    a->user = ba;
+    a->on_deliver = on_deliver;
+}
+
+/* Frees both directions and both engines. */
+static void pair_free(struct th_end *a, struct th_end *b, struct direction *ab,
+                      struct direction *ba)
+{
+    free(ab->scratch);
+    free(ba->scratch);
+    free(ab);
+    free(ba);
+    th_end_free(a);
+    th_end_free(b);
+}
+
 static void run(const struct scenario *sc, uint64_t seed)
 {
     struct th_end a, b;
-    struct direction *ab = malloc(sizeof(*ab)), *ba = malloc(sizeof(*ba));
+    struct direction *ab = direction_new(), *ba = direction_new();
     struct smbd_params pa, pb;
     struct smbd_stats sa, sb;
     uint64_t now = 0;
     int paused_a = 0, paused_b = 0, pauses_left = sc->pauses, idle_left = sc->idle_phases;
 
-    assert_non_null(ab);
-    assert_non_null(ba);
     th_pair_establish(&a, &b, &sc->ca, &sc->cb, seed);
     assert_int_equal(a.established + b.established, 2);
     assert_int_equal(smbd_conn_query(a.conn, &pa), 0);
     assert_int_equal(smbd_conn_query(b.conn, &pb), 0);
     plan(ab, 0, sc->nmsgs, sc->nlarge, pa.max_fragmented_send_size);
     plan(ba, 1, sc->nmsgs, sc->nlarge, pb.max_fragmented_send_size);
-    b.user = ab;
-    b.on_deliver = on_deliver;
-    a.user = ba;
-    a.on_deliver = on_deliver;
+    watch_deliveries(&a, &b, ab, ba);
 
     while (ab->next_send < ab->nmsgs || ba->next_send < ba->nmsgs) {
         switch (rnd_range(0, 9)) {
@@ -276,12 +302,7 @@ static void run(const struct scenario *sc, uint64_t seed)
     assert_int_equal(a.term_err, 0);
     assert_int_equal(b.terminated_calls, 1);
     assert_int_equal(b.term_err, -ECONNRESET);
-    free(ab->scratch);
-    free(ba->scratch);
-    free(ab);
-    free(ba);
-    th_end_free(&a);
-    th_end_free(&b);
+    pair_free(&a, &b, ab, ba);
 }
 
 static void test_random_scenarios(void **state)
@@ -329,20 +350,15 @@ static void test_large_message_few_credits(void **state)
     sc.ca.max_send_size = sc.cb.max_send_size = 512;
     {
         struct th_end a, b;
-        struct direction *ab = malloc(sizeof(*ab)), *ba = malloc(sizeof(*ba));
+        struct direction *ab = direction_new(), *ba = direction_new();
 
-        assert_non_null(ab);
-        assert_non_null(ba);
         th_pair_establish(&a, &b, &sc.ca, &sc.cb, 99);
         plan(ab, 0, 2, 0, UINT32_MAX);
         plan(ba, 1, 2, 0, UINT32_MAX);
         ab->sizes[0] = ba->sizes[0] = 8 * MIB;
         ab->sizes[1] = ba->sizes[1] = 100;
         ab->bytes = ba->bytes = 8 * MIB + 100;
-        b.user = ab;
-        b.on_deliver = on_deliver;
-        a.user = ba;
-        a.on_deliver = on_deliver;
+        watch_deliveries(&a, &b, ab, ba);
         send_next(&a, ab, 0);
         send_next(&b, ba, 0);
         send_next(&a, ab, 0);
@@ -353,12 +369,7 @@ static void test_large_message_few_credits(void **state)
         assert_int_equal(ba->next_recv, 2);
         check_credits_consistent(&a, &b);
         assert_int_equal(a.terminated_calls + b.terminated_calls, 0);
-        free(ab->scratch);
-        free(ba->scratch);
-        free(ab);
-        free(ba);
-        th_end_free(&a);
-        th_end_free(&b);
+        pair_free(&a, &b, ab, ba);
     }
 }
 

@@ -60,11 +60,20 @@ static void established(struct th_end *e, const struct smbd_config *cfg, uint16_
     uint8_t m[32];
 
     th_end_init(e, SMBD_ROLE_ACTIVE, cfg, fake_qp_new(9));
-    smbd_conn_start(e->conn, 0);
-    fake_inject(e->qp, m, th_negotiate_resp(m, 0x100, 10, granted, 0, MIB, 1364, 8192, MIB), 0);
-    th_poll(e, 0, 1000);
-    assert_int_equal(e->established, 1);
+    th_active_establish(e, m, th_negotiate_resp(m, 0x100, 10, granted, 0, MIB, 1364, 8192, MIB));
     fake_sent_clear(e->qp);
+}
+
+/* established() with keepalives every interval ms, each answered within timeout ms. */
+static void established_keepalive(struct th_end *e, uint32_t interval, uint32_t timeout,
+                                  uint16_t granted)
+{
+    struct smbd_config cfg;
+
+    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
+    cfg.keepalive_interval_ms = interval;
+    cfg.keepalive_timeout_ms = timeout;
+    established(e, &cfg, granted);
 }
 
 static void peer_sends(struct th_end *e, uint16_t flags, uint16_t grant, uint64_t now)
@@ -107,13 +116,9 @@ static void test_idle_keepalive_answered(void **state)
 static void test_idle_keepalive_unanswered(void **state)
 {
     struct th_end e;
-    struct smbd_config cfg;
 
     (void)state;
-    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
-    cfg.keepalive_interval_ms = 1000;
-    cfg.keepalive_timeout_ms = 300;
-    established(&e, &cfg, 10);
+    established_keepalive(&e, 1000, 300, 10);
     smbd_conn_on_timer(e.conn, 1000);
     assert_int_equal(fake_sent_count(e.qp), 1);
     smbd_conn_on_timer(e.conn, 1299);
@@ -129,13 +134,9 @@ static void test_idle_keepalive_unanswered(void **state)
 static void test_keepalive_without_credits_times_out(void **state)
 {
     struct th_end e;
-    struct smbd_config cfg;
 
     (void)state;
-    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
-    cfg.keepalive_interval_ms = 1000;
-    cfg.keepalive_timeout_ms = 300;
-    established(&e, &cfg, 1); /* the grant message spent the only credit */
+    established_keepalive(&e, 1000, 300, 1); /* the grant message spent the only credit */
     smbd_conn_on_timer(e.conn, 1000);
     assert_int_equal(fake_sent_count(e.qp), 0);
     smbd_conn_on_timer(e.conn, 1300);
@@ -147,15 +148,12 @@ static void test_keepalive_without_credits_times_out(void **state)
 static void test_keepalive_rides_on_data(void **state)
 {
     struct th_end e;
-    struct smbd_config cfg;
     uint8_t data[100] = { 1 };
     struct iovec iov = { data, sizeof(data) };
     const struct fake_sent *m;
 
     (void)state;
-    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
-    cfg.keepalive_interval_ms = 1000;
-    established(&e, &cfg, 2); /* one credit left after the grant message */
+    established_keepalive(&e, 1000, 5000, 2); /* one credit left after the grant message */
     smbd_conn_pause_receive(e.conn, 1, 0); /* nothing to grant: the last credit waits */
     assert_int_equal(smbd_conn_send(e.conn, &iov, 1, 10), 0);
     assert_int_equal(fake_sent_count(e.qp), 0);
@@ -211,12 +209,9 @@ static void test_response_requested_respects_last_credit(void **state)
 static void test_keepalive_disabled(void **state)
 {
     struct th_end e;
-    struct smbd_config cfg;
 
     (void)state;
-    smbd_config_default(&cfg, SMBD_ROLE_ACTIVE);
-    cfg.keepalive_interval_ms = 0;
-    established(&e, &cfg, 10);
+    established_keepalive(&e, 0, 5000, 10);
     assert_int_equal(smbd_conn_next_timer(e.conn), UINT64_MAX);
     smbd_conn_on_timer(e.conn, UINT64_MAX - 1);
     assert_int_equal(fake_sent_count(e.qp), 0);

@@ -116,6 +116,52 @@ static void push(struct smbd_framer *f, const uint8_t *b, size_t n)
     smbd_framer_commit(f, n);
 }
 
+/* Builds a stream of count messages of the given lengths, feeds it to a framer limited
+ * to max_msg in chunk()-sized reads and returns the number of messages popped. */
+static size_t feed_lengths(const size_t *lens, size_t count, size_t max_msg,
+                           size_t (*chunk)(size_t room))
+{
+    struct smbd_framer f;
+    struct stream s;
+    size_t popped;
+
+    stream_build(&s, lens, count);
+    smbd_framer_init(&f, max_msg);
+    popped = feed(&f, &s, chunk);
+    smbd_framer_destroy(&f);
+    stream_free(&s);
+    return popped;
+}
+
+/* One framer with the out-parameters of its calls. */
+struct rig {
+    struct smbd_framer f;
+    const uint8_t *msg;
+    size_t len;
+    const char *why;
+    uint8_t *dst;
+    size_t room;
+};
+
+/* Initializes the framer for max_msg and commits the n raw bytes in (none if n is 0). */
+static void rig_start(struct rig *r, size_t max_msg, const uint8_t *in, size_t n)
+{
+    memset(r, 0, sizeof(*r));
+    smbd_framer_init(&r->f, max_msg);
+    if (n)
+        push(&r->f, in, n);
+}
+
+static int rig_pop(struct rig *r)
+{
+    return smbd_framer_pop(&r->f, &r->msg, &r->len, &r->why);
+}
+
+static int rig_space(struct rig *r)
+{
+    return smbd_framer_space(&r->f, &r->dst, &r->room);
+}
+
 /* --- prefix --- */
 
 static void prefix_is_zero_then_24_bit_big_endian(void **state)
@@ -165,118 +211,92 @@ static void init_allocates_nothing(void **state)
 
 static void pop_on_empty_framer_needs_more(void **state)
 {
-    struct smbd_framer f;
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 0);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, NULL, 0);
+    assert_int_equal(rig_pop(&r), 0);
+    smbd_framer_destroy(&r.f);
 }
 
 static void single_message_pops_in_place_without_prefix(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0x00, 0x00, 0x00, 0x03, 'a', 'b', 'c' };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_buffered(&f), 7);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, 3);
-    assert_memory_equal(msg, "abc", 3);
-    assert_ptr_equal(msg, f.buf + 4); /* no copy: the message is in the buffer */
-    assert_int_equal(smbd_framer_buffered(&f), 0);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 0);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(smbd_framer_buffered(&r.f), 7);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, 3);
+    assert_memory_equal(r.msg, "abc", 3);
+    assert_ptr_equal(r.msg, r.f.buf + 4); /* no copy: the message is in the buffer */
+    assert_int_equal(smbd_framer_buffered(&r.f), 0);
+    assert_int_equal(rig_pop(&r), 0);
+    smbd_framer_destroy(&r.f);
 }
 
 static void zero_length_message_pops_with_len_0(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0, 0, 0, 0, 0, 0, 0, 1, 'x' };
-    const uint8_t *msg;
-    size_t len = 99;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, 0);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, 1);
-    assert_int_equal(msg[0], 'x');
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    r.len = 99;
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, 0);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, 1);
+    assert_int_equal(r.msg[0], 'x');
+    smbd_framer_destroy(&r.f);
 }
 
 static void incomplete_prefix_needs_more(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0, 0, 0 };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 0);
-    assert_int_equal(smbd_framer_buffered(&f), 3);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), 0);
+    assert_int_equal(smbd_framer_buffered(&r.f), 3);
+    smbd_framer_destroy(&r.f);
 }
 
 static void incomplete_body_needs_more(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0, 0, 0, 5, 1, 2, 3, 4 };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 0);
-    push(&f, (const uint8_t *)"\x05", 1);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_memory_equal(msg, ((uint8_t[]){ 1, 2, 3, 4, 5 }), 5);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), 0);
+    push(&r.f, (const uint8_t *)"\x05", 1);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_memory_equal(r.msg, ((uint8_t[]){ 1, 2, 3, 4, 5 }), 5);
+    smbd_framer_destroy(&r.f);
 }
 
 static void byte_by_byte_stream_yields_every_message(void **state)
 {
     const size_t lens[] = { 0, 1, 2, 3, 4, 5, 100, 0, 4096, 70000, 7, 0 };
-    struct smbd_framer f;
-    struct stream s;
+    const size_t count = sizeof(lens) / sizeof(lens[0]);
     (void)state;
-    stream_build(&s, lens, sizeof(lens) / sizeof(lens[0]));
-    smbd_framer_init(&f, 100000);
-    assert_int_equal(feed(&f, &s, chunk_one), s.count);
-    smbd_framer_destroy(&f);
-    stream_free(&s);
+    assert_int_equal(feed_lengths(lens, count, 100000, chunk_one), count);
 }
 
 static void coalesced_messages_all_pop_from_one_read(void **state)
 {
     size_t lens[2000];
-    struct smbd_framer f;
     struct stream s;
-    const uint8_t *msg;
-    size_t len, n = 0;
-    const char *why = NULL;
+    struct rig r;
+    size_t n = 0;
     (void)state;
     for (size_t i = 0; i < 2000; i++)
         lens[i] = i % 23;
     stream_build(&s, lens, 2000);
     assert_true(s.len < SMBD_FRAMER_MIN_ROOM);
-    smbd_framer_init(&f, 1000);
-    push(&f, s.bytes, s.len);
-    while (smbd_framer_pop(&f, &msg, &len, &why) == 1)
-        assert_message(msg, len, &s, n++);
+    rig_start(&r, 1000, s.bytes, s.len);
+    while (rig_pop(&r) == 1)
+        assert_message(r.msg, r.len, &s, n++);
     assert_int_equal(n, 2000);
-    smbd_framer_destroy(&f);
+    smbd_framer_destroy(&r.f);
     stream_free(&s);
 }
 
@@ -284,356 +304,288 @@ static void coalesced_messages_all_pop_from_one_read(void **state)
 static void earlier_pops_stay_valid_until_space(void **state)
 {
     const size_t lens[] = { 10, 20, 30 };
-    struct smbd_framer f;
     struct stream s;
+    struct rig r;
     const uint8_t *m[3];
     size_t len[3];
-    const char *why = NULL;
     (void)state;
     stream_build(&s, lens, 3);
-    smbd_framer_init(&f, 1000);
-    push(&f, s.bytes, s.len);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(smbd_framer_pop(&f, &m[i], &len[i], &why), 1);
+    rig_start(&r, 1000, s.bytes, s.len);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rig_pop(&r), 1);
+        m[i] = r.msg;
+        len[i] = r.len;
+    }
     for (int i = 0; i < 3; i++)
         assert_message(m[i], len[i], &s, (size_t)i);
-    smbd_framer_destroy(&f);
+    smbd_framer_destroy(&r.f);
     stream_free(&s);
 }
 
 static void maximum_size_message_in_random_chunks(void **state)
 {
     const size_t lens[] = { 5, SMBD_FRAMER_MAX_MSG, 5 };
-    struct smbd_framer f;
-    struct stream s;
     (void)state;
     rng_state = 0x9E3779B97F4A7C15ull;
-    stream_build(&s, lens, 3);
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    assert_int_equal(feed(&f, &s, chunk_random), 3);
-    smbd_framer_destroy(&f);
-    stream_free(&s);
+    assert_int_equal(feed_lengths(lens, 3, SMBD_FRAMER_MAX_MSG, chunk_random), 3);
 }
 
 static void huge_stream_read_whole_room_at_a_time(void **state)
 {
     size_t lens[64];
-    struct smbd_framer f;
-    struct stream s;
     (void)state;
     rng_state = 42;
     for (size_t i = 0; i < 64; i++)
         lens[i] = rng() % (i % 8 ? 3000 : 2u << 20);
-    stream_build(&s, lens, 64);
-    smbd_framer_init(&f, 2u << 20);
-    assert_int_equal(feed(&f, &s, chunk_all), 64);
-    smbd_framer_destroy(&f);
-    stream_free(&s);
+    assert_int_equal(feed_lengths(lens, 64, 2u << 20, chunk_all), 64);
 }
 
 static void random_sizes_and_random_chunking(void **state)
 {
     size_t lens[3000];
-    struct smbd_framer f;
-    struct stream s;
     (void)state;
     rng_state = 7;
     for (size_t i = 0; i < 3000; i++) {
         uint32_t k = rng() % 100;
         lens[i] = k < 70 ? rng() % 200 : k < 95 ? rng() % 70000 : rng() % 600000;
     }
-    stream_build(&s, lens, 3000);
-    smbd_framer_init(&f, 600000);
-    assert_int_equal(feed(&f, &s, chunk_random), 3000);
-    smbd_framer_destroy(&f);
-    stream_free(&s);
+    assert_int_equal(feed_lengths(lens, 3000, 600000, chunk_random), 3000);
 }
 
 /* --- space --- */
 
 static void space_offers_a_full_read_when_empty(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_non_null(dst);
-    assert_true(room >= SMBD_FRAMER_MIN_ROOM);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
+    assert_non_null(r.dst);
+    assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
+    smbd_framer_destroy(&r.f);
 }
 
 /* The whole rest of a big message fits in one read: one recv() can complete it. */
 static void space_covers_the_rest_of_a_big_message(void **state)
 {
     const uint8_t in[] = { 0x00, 0x80, 0x00, 0x00, 1, 2, 3 }; /* 8 MiB message */
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_true(room >= (8u << 20) - 3);
-    smbd_framer_destroy(&f);
+    rig_start(&r, SMBD_FRAMER_MAX_MSG, in, sizeof(in));
+    assert_int_equal(rig_space(&r), 0);
+    assert_true(r.room >= (8u << 20) - 3);
+    smbd_framer_destroy(&r.f);
 }
 
 /* A partial message near the end of the buffer is moved to the front so that a full
  * read fits again, and it keeps its bytes. */
 static void space_compacts_a_small_partial_message(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room, len;
-    const uint8_t *msg;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1u << 20);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
+    rig_start(&r, 1u << 20, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
     /* one message filling all but 10 bytes, then 10 bytes of the next */
-    size_t first = room - 10 - 4;
-    smbd_framer_prefix((uint32_t)first, dst);
-    memset(dst + 4, 0x11, first);
-    smbd_framer_prefix(100, dst + 4 + first);
-    memset(dst + 8 + first, 0x22, 6);
-    smbd_framer_commit(&f, room);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, first);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_true(room >= SMBD_FRAMER_MIN_ROOM);
-    assert_int_equal(smbd_framer_buffered(&f), 10);
-    memset(dst, 0x22, 94);
-    smbd_framer_commit(&f, 94);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, 100);
+    size_t first = r.room - 10 - 4;
+    smbd_framer_prefix((uint32_t)first, r.dst);
+    memset(r.dst + 4, 0x11, first);
+    smbd_framer_prefix(100, r.dst + 4 + first);
+    memset(r.dst + 8 + first, 0x22, 6);
+    smbd_framer_commit(&r.f, r.room);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, first);
+    assert_int_equal(rig_space(&r), 0);
+    assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
+    assert_int_equal(smbd_framer_buffered(&r.f), 10);
+    memset(r.dst, 0x22, 94);
+    smbd_framer_commit(&r.f, 94);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, 100);
     for (size_t i = 0; i < 100; i++)
-        assert_int_equal(msg[i], 0x22);
-    smbd_framer_destroy(&f);
+        assert_int_equal(r.msg[i], 0x22);
+    smbd_framer_destroy(&r.f);
 }
 
 /* When the free room covers the rest of the message but is below a full read, a
  * small partial message is still moved to the front so the next read is a big one. */
 static void space_compacts_early_when_cheap(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room, len;
-    const uint8_t *msg;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1u << 20);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    size_t first = room - 1000 - 14 - 4;
-    smbd_framer_prefix((uint32_t)first, dst);
-    smbd_framer_prefix(100, dst + 4 + first);
-    memset(dst + 8 + first, 0x44, 10);
-    smbd_framer_commit(&f, room - 1000);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_true(room >= SMBD_FRAMER_MIN_ROOM);
-    assert_int_equal(smbd_framer_buffered(&f), 14);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1u << 20, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
+    size_t first = r.room - 1000 - 14 - 4;
+    smbd_framer_prefix((uint32_t)first, r.dst);
+    smbd_framer_prefix(100, r.dst + 4 + first);
+    memset(r.dst + 8 + first, 0x44, 10);
+    smbd_framer_commit(&r.f, r.room - 1000);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(rig_space(&r), 0);
+    assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
+    assert_int_equal(smbd_framer_buffered(&r.f), 14);
+    smbd_framer_destroy(&r.f);
 }
 
 static void space_may_be_zero_only_with_a_message_ready(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room, len;
-    const uint8_t *msg;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    smbd_framer_prefix((uint32_t)(room - 4), dst);
-    smbd_framer_commit(&f, room); /* exactly fills the buffer */
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_int_equal(room, 0);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_true(room >= SMBD_FRAMER_MIN_ROOM);
-    smbd_framer_destroy(&f);
+    rig_start(&r, SMBD_FRAMER_MAX_MSG, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
+    smbd_framer_prefix((uint32_t)(r.room - 4), r.dst);
+    smbd_framer_commit(&r.f, r.room); /* exactly fills the buffer */
+    assert_int_equal(rig_space(&r), 0);
+    assert_int_equal(r.room, 0);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(rig_space(&r), 0);
+    assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
+    smbd_framer_destroy(&r.f);
 }
 
 /* --- malformed streams --- */
 
 static void nonzero_first_byte_is_rejected_at_once(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0x01 };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), -EPROTO);
-    assert_non_null(why);
-    assert_non_null(strstr(why, "zero byte"));
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), -EPROTO);
+    assert_non_null(r.why);
+    assert_non_null(strstr(r.why, "zero byte"));
+    smbd_framer_destroy(&r.f);
 }
 
 static void nonzero_first_byte_after_good_message_is_rejected(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0, 0, 0, 1, 'a', 0xFE, 0, 0, 1, 'b' };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), -EPROTO);
-    assert_non_null(why);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(rig_pop(&r), -EPROTO);
+    assert_non_null(r.why);
+    smbd_framer_destroy(&r.f);
 }
 
 static void length_over_limit_is_rejected(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0x00, 0x00, 0x03, 0xE9 }; /* 1001 */
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), -EPROTO);
-    assert_non_null(strstr(why, "exceeds"));
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), -EPROTO);
+    assert_non_null(strstr(r.why, "exceeds"));
+    smbd_framer_destroy(&r.f);
 }
 
 static void length_at_limit_is_accepted(void **state)
 {
-    struct smbd_framer f;
     uint8_t in[4 + 1000] = { 0x00, 0x00, 0x03, 0xE8 };
-    const uint8_t *msg;
-    size_t len;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), 1);
-    assert_int_equal(len, 1000);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), 1);
+    assert_int_equal(r.len, 1000);
+    smbd_framer_destroy(&r.f);
 }
 
 static void stream_error_is_sticky_for_pop_and_space(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0x00, 0x01, 0x00, 0x00 }; /* 65536 > 1000 */
-    const uint8_t *msg;
-    size_t len;
-    uint8_t *dst;
-    const char *why = NULL;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), -EPROTO);
-    why = NULL;
-    assert_int_equal(smbd_framer_pop(&f, &msg, &len, &why), -EPROTO);
-    assert_non_null(why);
-    assert_int_equal(smbd_framer_space(&f, &dst, &len), -EPROTO);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_pop(&r), -EPROTO);
+    r.why = NULL;
+    assert_int_equal(rig_pop(&r), -EPROTO);
+    assert_non_null(r.why);
+    assert_int_equal(rig_space(&r), -EPROTO);
+    smbd_framer_destroy(&r.f);
 }
 
 /* An over-limit prefix must not make the framer allocate for the claimed length. */
 static void over_limit_prefix_does_not_grow_buffer(void **state)
 {
-    struct smbd_framer f;
     const uint8_t in[] = { 0x00, 0xFF, 0xFF, 0xFF };
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    push(&f, in, sizeof(in));
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), -EPROTO);
-    assert_int_equal(f.cap, SMBD_FRAMER_BASE_CAP);
-    smbd_framer_destroy(&f);
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(rig_space(&r), -EPROTO);
+    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    smbd_framer_destroy(&r.f);
 }
 
 /* --- memory --- */
 
 static void buffer_starts_at_base_capacity(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_int_equal(f.cap, SMBD_FRAMER_BASE_CAP);
-    smbd_framer_destroy(&f);
+    rig_start(&r, SMBD_FRAMER_MAX_MSG, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
+    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    smbd_framer_destroy(&r.f);
 }
 
-/* Pushes one framed message of len bytes and pops it; returns f->cap afterwards. */
-static size_t pass_message(struct smbd_framer *f, size_t len)
+/* Pushes one framed message of len bytes and pops it; returns the framer's cap
+ * afterwards. */
+static size_t pass_message(struct rig *r, size_t len)
 {
     uint8_t prefix[4];
-    const uint8_t *msg;
-    size_t got, done = 0;
-    const char *why = NULL;
-    uint8_t *dst;
-    size_t room;
+    size_t done = 0;
 
     smbd_framer_prefix((uint32_t)len, prefix);
-    push(f, prefix, 4);
+    push(&r->f, prefix, 4);
     while (done < len) {
-        assert_int_equal(smbd_framer_space(f, &dst, &room), 0);
-        size_t n = len - done < room ? len - done : room;
-        memset(dst, 0x33, n);
-        smbd_framer_commit(f, n);
+        assert_int_equal(rig_space(r), 0);
+        size_t n = len - done < r->room ? len - done : r->room;
+        memset(r->dst, 0x33, n);
+        smbd_framer_commit(&r->f, n);
         done += n;
     }
-    assert_int_equal(smbd_framer_pop(f, &msg, &got, &why), 1);
-    assert_int_equal(got, len);
-    return f->cap;
+    assert_int_equal(rig_pop(r), 1);
+    assert_int_equal(r->len, len);
+    return r->f.cap;
 }
 
 static void big_message_grows_buffer_and_it_stays_for_the_next_big_one(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room, cap;
+    struct rig r;
+    size_t cap;
     (void)state;
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    cap = pass_message(&f, 8u << 20);
+    rig_start(&r, SMBD_FRAMER_MAX_MSG, NULL, 0);
+    cap = pass_message(&r, 8u << 20);
     assert_true(cap >= (8u << 20) + 4); /* the message plus at most one read and rounding */
     assert_true(cap <= (8u << 20) + 4 + SMBD_FRAMER_MIN_ROOM + 4096);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_int_equal(f.cap, cap); /* no shrink/regrow churn between big messages */
-    assert_int_equal(pass_message(&f, 8u << 20), cap);
-    smbd_framer_destroy(&f);
+    assert_int_equal(rig_space(&r), 0);
+    assert_int_equal(r.f.cap, cap); /* no shrink/regrow churn between big messages */
+    assert_int_equal(pass_message(&r, 8u << 20), cap);
+    smbd_framer_destroy(&r.f);
 }
 
 static void buffer_shrinks_back_after_small_traffic(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG);
-    assert_true(pass_message(&f, SMBD_FRAMER_MAX_MSG) > SMBD_FRAMER_BASE_CAP);
-    pass_message(&f, 100);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    assert_int_equal(f.cap, SMBD_FRAMER_BASE_CAP);
-    assert_true(room >= SMBD_FRAMER_MIN_ROOM);
-    smbd_framer_destroy(&f);
+    rig_start(&r, SMBD_FRAMER_MAX_MSG, NULL, 0);
+    assert_true(pass_message(&r, SMBD_FRAMER_MAX_MSG) > SMBD_FRAMER_BASE_CAP);
+    pass_message(&r, 100);
+    assert_int_equal(rig_space(&r), 0);
+    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
+    smbd_framer_destroy(&r.f);
 }
 
 static void destroy_releases_buffer(void **state)
 {
-    struct smbd_framer f;
-    uint8_t *dst;
-    size_t room;
+    struct rig r;
     (void)state;
-    smbd_framer_init(&f, 1000);
-    assert_int_equal(smbd_framer_space(&f, &dst, &room), 0);
-    smbd_framer_destroy(&f);
-    assert_null(f.buf);
-    assert_int_equal(f.cap, 0);
+    rig_start(&r, 1000, NULL, 0);
+    assert_int_equal(rig_space(&r), 0);
+    smbd_framer_destroy(&r.f);
+    assert_null(r.f.buf);
+    assert_int_equal(r.f.cap, 0);
 }
 
 int main(void)

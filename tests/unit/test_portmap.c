@@ -11,6 +11,14 @@
 
 #include "portmap.h"
 
+/* Fails the test unless err (from parsing spec) names the variable var and want. */
+static void assert_error_names(const char *var, const char *spec, const char *err,
+                               const char *want)
+{
+    if (!strstr(err, var) || !strstr(err, want))
+        fail_msg("spec '%s': error '%s' lacks '%s' or '%s'", spec, err, var, want);
+}
+
 /* Asserts spec fails to parse as SMBDIRECT_PORTS with an error containing want. */
 static void expect_ports_error(const char *spec, const char *want)
 {
@@ -18,8 +26,7 @@ static void expect_ports_error(const char *spec, const char *want)
     char err[256] = "";
 
     assert_int_equal(pm_parse_ports(spec, &p, err, sizeof(err)), -1);
-    if (!strstr(err, "SMBDIRECT_PORTS") || !strstr(err, want))
-        fail_msg("spec '%s': error '%s' lacks 'SMBDIRECT_PORTS' or '%s'", spec, err, want);
+    assert_error_names("SMBDIRECT_PORTS", spec, err, want);
 }
 
 static void expect_map_error(const char *spec, const char *want)
@@ -28,8 +35,21 @@ static void expect_map_error(const char *spec, const char *want)
     char err[256] = "";
 
     assert_int_equal(pm_parse_map(spec, &m, err, sizeof(err)), -1);
-    if (!strstr(err, "SMBDIRECT_PORTMAP") || !strstr(err, want))
-        fail_msg("spec '%s': error '%s' lacks 'SMBDIRECT_PORTMAP' or '%s'", spec, err, want);
+    assert_error_names("SMBDIRECT_PORTMAP", spec, err, want);
+}
+
+/* Writes PM_MAX_ENTRIES comma-separated entries to spec: port 1000 + i, or the pair
+ * 1000 + i:5000 + i when as_map. Returns the length written. */
+static size_t full_list(char *spec, size_t size, int as_map)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < PM_MAX_ENTRIES; i++) {
+        n += (size_t)snprintf(spec + n, size - n, "%s%d", i ? "," : "", 1000 + i);
+        if (as_map)
+            n += (size_t)snprintf(spec + n, size - n, ":%d", 5000 + i);
+    }
+    return n;
 }
 
 static void test_ports_valid(void **state)
@@ -77,11 +97,10 @@ static void test_ports_too_many(void **state)
     char spec[PM_MAX_ENTRIES * 8 + 16] = "";
     struct pm_ports p;
     char err[128];
-    size_t n = 0;
+    size_t n;
 
     (void)state;
-    for (int i = 0; i < PM_MAX_ENTRIES; i++)
-        n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%d", i ? "," : "", 1000 + i);
+    n = full_list(spec, sizeof(spec), 0);
     assert_int_equal(pm_parse_ports(spec, &p, err, sizeof(err)), 0);
     assert_int_equal(p.n, PM_MAX_ENTRIES);
     snprintf(spec + n, sizeof(spec) - n, ",2000");
@@ -128,12 +147,10 @@ static void test_map_too_many(void **state)
     char spec[PM_MAX_ENTRIES * 16 + 32] = "";
     struct pm_map m;
     char err[128];
-    size_t n = 0;
+    size_t n;
 
     (void)state;
-    for (int i = 0; i < PM_MAX_ENTRIES; i++)
-        n += (size_t)snprintf(spec + n, sizeof(spec) - n, "%s%d:%d", i ? "," : "", 1000 + i,
-                              5000 + i);
+    n = full_list(spec, sizeof(spec), 1);
     assert_int_equal(pm_parse_map(spec, &m, err, sizeof(err)), 0);
     assert_int_equal(m.n, PM_MAX_ENTRIES);
     snprintf(spec + n, sizeof(spec) - n, ",2000:5445");

@@ -18,34 +18,22 @@
 #include <unistd.h>
 
 #include "shim_fdtable.h"
+#include "th_shim.h"
 
 /* A tunnel as the shim leaves it: app end recorded, engine end returned. */
 static int fake_tunnel(int *engine_fd)
 {
     struct shim_fd_info info;
-    struct sockaddr_in *peer = (struct sockaddr_in *)&info.peer;
     int sv[2];
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    memset(&info, 0, sizeof(info));
-    info.family = AF_INET;
-    peer->sin_family = AF_INET;
-    peer->sin_port = htons(445);
-    peer->sin_addr.s_addr = htonl(0x0a000001);
-    info.peer_len = sizeof(*peer);
+    th_ipv4_tunnel_info(&info, "10.0.0.1", 445, NULL, 0);
     assert_int_equal(shim_fdtable_add(sv[0], sv[1], &info), 0);
     if (engine_fd)
         *engine_fd = sv[1];
     else
         close(sv[1]);
     return sv[0];
-}
-
-static int reset_table(void **state)
-{
-    (void)state;
-    shim_fdtable_clear();
-    return 0;
 }
 
 static void test_lookup_copies_info(void **state)
@@ -254,18 +242,18 @@ static void test_fork_child_spares_reused_number(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_lookup_copies_info, reset_table),
-        cmocka_unit_test_setup(test_not_tunneled, reset_table),
-        cmocka_unit_test_setup(test_dup_is_the_same_tunnel, reset_table),
-        cmocka_unit_test_setup(test_closed_number_reused, reset_table),
-        cmocka_unit_test_setup(test_dup2_over_tunnel, reset_table),
-        cmocka_unit_test_setup(test_close_range_then_reuse, reset_table),
-        cmocka_unit_test_setup(test_end_by_program_drops_entry, reset_table),
-        cmocka_unit_test_setup(test_lost_link_reports_error_once, reset_table),
-        cmocka_unit_test_setup(test_lost_entries_are_bounded, reset_table),
-        cmocka_unit_test_setup(test_options_remembered, reset_table),
-        cmocka_unit_test_setup(test_fork_child_drops_engine_end, reset_table),
-        cmocka_unit_test_setup(test_fork_child_spares_reused_number, reset_table),
+        cmocka_unit_test_setup(test_lookup_copies_info, th_fdtable_reset),
+        cmocka_unit_test_setup(test_not_tunneled, th_fdtable_reset),
+        cmocka_unit_test_setup(test_dup_is_the_same_tunnel, th_fdtable_reset),
+        cmocka_unit_test_setup(test_closed_number_reused, th_fdtable_reset),
+        cmocka_unit_test_setup(test_dup2_over_tunnel, th_fdtable_reset),
+        cmocka_unit_test_setup(test_close_range_then_reuse, th_fdtable_reset),
+        cmocka_unit_test_setup(test_end_by_program_drops_entry, th_fdtable_reset),
+        cmocka_unit_test_setup(test_lost_link_reports_error_once, th_fdtable_reset),
+        cmocka_unit_test_setup(test_lost_entries_are_bounded, th_fdtable_reset),
+        cmocka_unit_test_setup(test_options_remembered, th_fdtable_reset),
+        cmocka_unit_test_setup(test_fork_child_drops_engine_end, th_fdtable_reset),
+        cmocka_unit_test_setup(test_fork_child_spares_reused_number, th_fdtable_reset),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

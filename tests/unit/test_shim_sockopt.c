@@ -9,7 +9,6 @@
 
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,33 +17,18 @@
 #include <unistd.h>
 
 #include "shim_fdtable.h"
+#include "th_shim.h"
 
 static int fake_tunnel(void)
 {
     struct shim_fd_info info;
-    struct sockaddr_in *peer = (struct sockaddr_in *)&info.peer;
-    struct sockaddr_in *local = (struct sockaddr_in *)&info.local;
     int sv[2];
 
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    memset(&info, 0, sizeof(info));
-    info.family = AF_INET;
-    peer->sin_family = local->sin_family = AF_INET;
-    peer->sin_port = htons(445);
-    inet_pton(AF_INET, "192.0.2.10", &peer->sin_addr);
-    local->sin_port = htons(40000);
-    inet_pton(AF_INET, "192.0.2.1", &local->sin_addr);
-    info.peer_len = info.local_len = sizeof(struct sockaddr_in);
+    th_ipv4_tunnel_info(&info, "192.0.2.10", 445, "192.0.2.1", 40000);
     assert_int_equal(shim_fdtable_add(sv[0], -1, &info), 0);
     close(sv[1]);
     return sv[0];
-}
-
-static int reset_table(void **state)
-{
-    (void)state;
-    shim_fdtable_clear();
-    return 0;
 }
 
 static void test_names(void **state)
@@ -171,12 +155,12 @@ static void test_lost_tunnel_so_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_names, reset_table),
-        cmocka_unit_test_setup(test_identity, reset_table),
-        cmocka_unit_test_setup(test_tcp_options, reset_table),
-        cmocka_unit_test_setup(test_other_sockets_untouched, reset_table),
-        cmocka_unit_test_setup(test_second_connect_is_eisconn, reset_table),
-        cmocka_unit_test_setup(test_lost_tunnel_so_error, reset_table),
+        cmocka_unit_test_setup(test_names, th_fdtable_reset),
+        cmocka_unit_test_setup(test_identity, th_fdtable_reset),
+        cmocka_unit_test_setup(test_tcp_options, th_fdtable_reset),
+        cmocka_unit_test_setup(test_other_sockets_untouched, th_fdtable_reset),
+        cmocka_unit_test_setup(test_second_connect_is_eisconn, th_fdtable_reset),
+        cmocka_unit_test_setup(test_lost_tunnel_so_error, th_fdtable_reset),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,58 +290,56 @@ static void expect_terminate(struct rig *r, const uint8_t *bad, size_t n, uint8_
     assert_int_equal(recv(r->peer, &c, 1, MSG_DONTWAIT), 0);   /* then the stream ends */
 }
 
+/* A fresh rig (no CRC, IRD 4) fed the Send h carrying "x", with a receive posted in g
+ * first when posted; expects the Terminate layer/etype/ecode back. */
+static void expect_send_terminates(struct region *g, const struct sd_iw_hdr *h, int posted,
+                                   uint8_t layer, uint8_t etype, uint8_t ecode)
+{
+    uint8_t wire[256];
+    struct rig r = rig_open(0, 0, 4);
+
+    if (posted) {
+        region_reg(&r, g, SD_ACCESS_LOCAL_WRITE);
+        post_recv(&r, g, 1, 0, 64);
+    }
+    expect_terminate(&r, wire, fpdu(&r, h, "x", 1, wire), layer, etype, ecode);
+    rig_close(&r);
+}
+
 static void test_rx_hostile_headers_terminate(void **state)
 {
     (void)state;
     uint8_t wire[256];
     struct sd_iw_hdr h;
     struct region *g = calloc(1, sizeof(*g));
+    struct rig r;
 
-    struct rig r = rig_open(0, 0, 4);                  /* bad DDP version */
-    region_reg(&r, g, SD_ACCESS_LOCAL_WRITE);
-    post_recv(&r, g, 1, 0, 64);
-    h = send_hdr(1, 0, 1);
+    h = send_hdr(1, 0, 1);                             /* bad DDP version */
     h.ddp_version = 2;
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-                     DDP_ECODE_U_VERSION);
-    rig_close(&r);
+    expect_send_terminates(g, &h, 1, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED, DDP_ECODE_U_VERSION);
 
-    r = rig_open(0, 0, 4);                             /* bad RDMAP version */
-    h = send_hdr(1, 0, 1);
+    h = send_hdr(1, 0, 1);                             /* bad RDMAP version */
     h.rdmap_version = 0;
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_RDMAP,
-                     RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_VERSION);
-    rig_close(&r);
+    expect_send_terminates(g, &h, 0, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+                           RDMAP_ECODE_VERSION);
 
-    r = rig_open(0, 0, 4);                             /* unknown opcode */
-    h = send_hdr(1, 0, 1);
+    h = send_hdr(1, 0, 1);                             /* unknown opcode */
     h.opcode = 9;
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_RDMAP,
-                     RDMAP_ETYPE_REMOTE_OP, RDMAP_ECODE_OPCODE);
-    rig_close(&r);
+    expect_send_terminates(g, &h, 0, TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP,
+                           RDMAP_ECODE_OPCODE);
 
-    r = rig_open(0, 0, 4);                             /* wrong MSN */
-    region_reg(&r, g, SD_ACCESS_LOCAL_WRITE);
-    post_recv(&r, g, 1, 0, 64);
-    h = send_hdr(5, 0, 1);
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-                     DDP_ECODE_U_INVALID_MSN);
-    rig_close(&r);
+    h = send_hdr(5, 0, 1);                             /* wrong MSN */
+    expect_send_terminates(g, &h, 1, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+                           DDP_ECODE_U_INVALID_MSN);
 
-    r = rig_open(0, 0, 4);                             /* wrong queue number */
-    h = send_hdr(1, 0, 1);
+    h = send_hdr(1, 0, 1);                             /* wrong queue number */
     h.qn = 3;
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-                     DDP_ECODE_U_INVALID_QN);
-    rig_close(&r);
+    expect_send_terminates(g, &h, 0, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+                           DDP_ECODE_U_INVALID_QN);
 
-    r = rig_open(0, 0, 4);                             /* wrong message offset */
-    region_reg(&r, g, SD_ACCESS_LOCAL_WRITE);
-    post_recv(&r, g, 1, 0, 64);
-    h = send_hdr(1, 8, 1);
-    expect_terminate(&r, wire, fpdu(&r, &h, "x", 1, wire), TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
-                     DDP_ECODE_U_INVALID_MO);
-    rig_close(&r);
+    h = send_hdr(1, 8, 1);                             /* wrong message offset */
+    expect_send_terminates(g, &h, 1, TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED,
+                           DDP_ECODE_U_INVALID_MO);
 
     r = rig_open(0, 0, 4);                             /* Write to an unknown STag */
     memset(g->mem, 0, sizeof(g->mem));

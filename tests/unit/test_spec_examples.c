@@ -251,6 +251,27 @@ static void ex_4_3_engine_sends_the_fragment_sequence(void **state)
     th_end_free(&e);
 }
 
+/* The descriptor (offset, token, length) encodes to want, travels at offset 112 of a
+ * 500-byte upper-layer Write sent as in 4.2, and is read back from the payload. */
+static void check_descriptor_example(uint64_t offset, uint32_t token, uint32_t length,
+                                     const uint8_t want[16])
+{
+    uint8_t upper[500] = { 0 }, out[524];
+    struct smbd_data_hdr h;
+    uint64_t off;
+    uint32_t tok, len;
+
+    assert_int_equal(smbd_encode_buffer_desc(offset, token, length, upper + 112, 16), 16);
+    assert_memory_equal(upper + 112, want, 16);
+    assert_int_equal(build_data(out, sizeof(out), 10, 1, 0, upper, 500), 524);
+    assert_memory_equal(out, data_500_hdr, 24);
+    assert_int_equal(smbd_decode_buffer_desc(payload_of(out, 524, &h) + 112, 16, &off, &tok,
+                                             &len), 0);
+    assert_true(off == offset);
+    assert_int_equal(tok, token);
+    assert_int_equal(len, length);
+}
+
 /* 4.4: the 1 MiB source buffer's descriptor, embedded in a 500-byte upper-layer Write
  * sent as in 4.2, is read back from the received payload. The offset at which the
  * upper layer embeds it (112, an SMB2 WRITE's channel info) is this test's choice. */
@@ -261,21 +282,8 @@ static void ex_4_4_write_descriptor_bytes_and_transport(void **state)
         0x56, 0xBC, 0x00, 0x1A,                           /* Token 0x1A00BC56 */
         0x00, 0x00, 0x10, 0x00,                           /* Length 1 MiB */
     };
-    uint8_t upper[500] = { 0 }, out[524];
-    struct smbd_data_hdr h;
-    uint64_t off;
-    uint32_t tok, len;
     (void)state;
-    assert_int_equal(smbd_encode_buffer_desc(0xABCDE012u, 0x1A00BC56u, 0x100000u,
-                                             upper + 112, 16), 16);
-    assert_memory_equal(upper + 112, want, 16);
-    assert_int_equal(build_data(out, sizeof(out), 10, 1, 0, upper, 500), 524);
-    assert_memory_equal(out, data_500_hdr, 24);
-    assert_int_equal(smbd_decode_buffer_desc(payload_of(out, 524, &h) + 112, 16, &off, &tok,
-                                             &len), 0);
-    assert_true(off == 0xABCDE012u);
-    assert_int_equal(tok, 0x1A00BC56u);
-    assert_int_equal(len, 0x100000u);
+    check_descriptor_example(0xABCDE012u, 0x1A00BC56u, 0x100000u, want);
 }
 
 /* 4.5: the 1 MiB sink buffer's descriptor. The spec prints the Offset with 15 hex
@@ -287,21 +295,8 @@ static void ex_4_5_read_descriptor_bytes_and_transport(void **state)
         0x57, 0xBC, 0x00, 0x1A,                           /* Token 0x1A00BC57 */
         0x00, 0x00, 0x10, 0x00,                           /* Length 1 MiB */
     };
-    uint8_t upper[500] = { 0 }, out[524];
-    struct smbd_data_hdr h;
-    uint64_t off;
-    uint32_t tok, len;
     (void)state;
-    assert_int_equal(smbd_encode_buffer_desc(0x0DCBA024u, 0x1A00BC57u, 0x100000u,
-                                             upper + 112, 16), 16);
-    assert_memory_equal(upper + 112, want, 16);
-    assert_int_equal(build_data(out, sizeof(out), 10, 1, 0, upper, 500), 524);
-    assert_memory_equal(out, data_500_hdr, 24);
-    assert_int_equal(smbd_decode_buffer_desc(payload_of(out, 524, &h) + 112, 16, &off, &tok,
-                                             &len), 0);
-    assert_true(off == 0x0DCBA024u);
-    assert_int_equal(tok, 0x1A00BC57u);
-    assert_int_equal(len, 0x100000u);
+    check_descriptor_example(0x0DCBA024u, 0x1A00BC57u, 0x100000u, want);
 }
 
 int main(void)

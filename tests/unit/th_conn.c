@@ -1,9 +1,13 @@
 /* tests/unit/th_conn.c — the engine test harness of th_conn.h. */
 #include "th_conn.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 
 static void th_established(void *ctx)
 {
@@ -172,6 +176,24 @@ void th_pair_establish(struct th_end *a, struct th_end *b, const struct smbd_con
     if (smbd_conn_start(b->conn, 0) || smbd_conn_start(a->conn, 0))
         abort();
     th_settle(a, b, 0);
+}
+
+void th_active_establish(struct th_end *e, const uint8_t *resp, size_t len)
+{
+    assert_int_equal(smbd_conn_start(e->conn, 0), 0);
+    assert_int_equal(fake_inject(e->qp, resp, len, 0), 0);
+    th_poll(e, 0, 1000);
+    assert_int_equal(e->established, 1);
+}
+
+void th_expect_terminated(const struct th_end *e, int err, const char *rule)
+{
+    assert_int_equal(e->terminated_calls, 1);
+    assert_int_equal(e->term_err, err);
+    if (!strstr(e->term_reason, rule))
+        fail_msg("reason '%s' does not name '%s'", e->term_reason, rule);
+    assert_int_equal(fake_disconnects(e->qp), 1);
+    assert_int_equal(e->delivered, 0);
 }
 
 static void put16(uint8_t *p, uint16_t v)

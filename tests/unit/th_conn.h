@@ -52,6 +52,14 @@ int th_settle(struct th_end *a, struct th_end *b, uint64_t now_ms);
 void th_pair_establish(struct th_end *a, struct th_end *b, const struct smbd_config *ca,
                        const struct smbd_config *cb, uint64_t seed);
 
+/* Starts e (ACTIVE, just initialized) at time 0, feeds it the Negotiate Response resp
+ * (len bytes) as the peer, and asserts (cmocka) that it is established. */
+void th_active_establish(struct th_end *e, const uint8_t *resp, size_t len);
+
+/* Asserts (cmocka) that e was terminated exactly once, with err and a reason naming
+ * rule, that the provider was told to disconnect and that nothing was delivered. */
+void th_expect_terminated(const struct th_end *e, int err, const char *rule);
+
 /* Raw little-endian builders for injected messages; return the length written. */
 size_t th_data_msg(uint8_t *out, uint16_t credits_req, uint16_t credits_granted,
                    uint16_t flags, uint32_t remaining, uint32_t offset, uint32_t length,

@@ -1,0 +1,26 @@
+/* tests/unit/th_shim.c — test helper for the shim tests (see th_shim.h). */
+#include "th_shim.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+static socklen_t put_ipv4(struct sockaddr_storage *ss, const char *addr, uint16_t port)
+{
+    struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    inet_pton(AF_INET, addr, &sin->sin_addr);
+    return sizeof(*sin);
+}
+
+void th_ipv4_tunnel_info(struct shim_fd_info *info, const char *peer, uint16_t peer_port,
+                         const char *local, uint16_t local_port)
+{
+    memset(info, 0, sizeof(*info));
+    info->family = AF_INET;
+    info->peer_len = put_ipv4(&info->peer, peer, peer_port);
+    if (local)
+        info->local_len = put_ipv4(&info->local, local, local_port);
+}
