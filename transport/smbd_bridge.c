@@ -71,15 +71,47 @@ static void bridge_sync(struct smbd_bridge *b);
 
 /* ---- ending ---- */
 
+/* After a failed end of a local (AF_UNIX) stream the program reads EOF, and what it
+ * still writes is read and discarded until it closes: it sees an ordinary end of
+ * the connection and an error from its protocol layer, not SIGPIPE/EPIPE. */
+struct bridge_drain {
+    struct sd_loop *loop;
+    int fd;
+};
+
+static void bridge_drain_cb(void *ctx, int revents)
+{
+    struct bridge_drain *d = ctx;
+    char scratch[65536];
+    ssize_t n;
+
+    (void)revents;
+    while ((n = read(d->fd, scratch, sizeof(scratch))) > 0)
+        ;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    sd_loop_del_fd(d->loop, d->fd);
+    close(d->fd);
+    free(d);
+}
+
 static void bridge_close_stream(struct smbd_bridge *b)
 {
+    struct bridge_drain *d;
+
     if (b->end_err != 0 && b->is_tcp) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
 
         setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-    } else {
-        shutdown(b->fd, SHUT_RDWR);
+    } else if (b->end_err != 0 && (d = malloc(sizeof(*d))) != NULL) {
+        d->loop = b->loop;
+        d->fd = b->fd;
+        shutdown(b->fd, SHUT_WR);
+        if (sd_loop_add_fd(b->loop, b->fd, SD_EV_IN, bridge_drain_cb, d) == 0)
+            return;
+        free(d);
     }
+    shutdown(b->fd, SHUT_RDWR);
     close(b->fd);
 }
 
@@ -127,7 +159,24 @@ static void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
     b->end_timer = sd_loop_add_timer(b->loop, 0, bridge_end_cb, b);
     if (b->end_timer < 0) /* cannot defer: the loop is out of memory; end on the close timer */
         sd_error("bridge: cannot schedule the end: %s", strerror((int)-b->end_timer));
-    sd_debug("bridge fd %d ending: %s", b->fd, b->end_reason);
+    /* What the program sent cannot be carried: say why and what to do. Link losses
+     * were logged by the engine already. */
+    if (err == -EPROTO || err == -EMSGSIZE)
+        sd_error("SMB Direct connection closed: %s", b->end_reason);
+    else
+        sd_debug("bridge fd %d ending: %s", b->fd, b->end_reason);
+}
+
+/* The program sent an SMB2 message the peer cannot reassemble (3.1.4.2). */
+static void fail_too_large(struct smbd_bridge *b, size_t len)
+{
+    struct smbd_params p;
+
+    smbd_conn_query(b->conn, &p);
+    bridge_fail(b, -EMSGSIZE, "a %zu-byte SMB2 message exceeds the peer's MaxFragmentedSize "
+                "of %u bytes (MS-SMBD 3.1.4.2); the server must offer a larger "
+                "MaxFragmentedSize, or the program must use smaller reads/writes",
+                len, p.max_fragmented_send_size);
 }
 
 static void bridge_close_timeout_cb(void *ctx, uint64_t now)
@@ -245,19 +294,25 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
         rc = smbd_framer_pop(&b->framer, &msg, &len, &why);
         if (rc == 0)
             return;
+        if (rc < 0 && b->framer.too_long) {
+            fail_too_large(b, b->framer.too_long);
+            return;
+        }
         if (rc < 0) {
-            struct smbd_params p;
-
-            smbd_conn_query(b->conn, &p);
-            bridge_fail(b, -EPROTO, "stream: %s (the peer's MaxFragmentedSize is %u: the "
-                        "program must not send larger SMB2 messages)", why,
-                        p.max_fragmented_send_size);
+            bridge_fail(b, -EPROTO, "stream: %s", why);
+            return;
+        }
+        if (len == 0) {
+            /* MS-SMBD 2.2.3: an empty Data Transfer only carries credits or a
+             * keepalive, so an empty frame would vanish; SMB2 never sends one. */
+            bridge_fail(b, -EPROTO, "stream: a zero-length SMB2 message cannot be carried "
+                        "over SMB Direct (an empty Data Transfer is a credit/keepalive message, "
+                        "MS-SMBD 2.2.3)");
             return;
         }
         rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
         if (rc == -EMSGSIZE) {
-            bridge_fail(b, rc, "a %zu-byte SMB2 message exceeds the peer's MaxFragmentedSize; "
-                        "lower the program's maximum read/write size", len);
+            fail_too_large(b, len);
             return;
         }
         if (rc < 0) {

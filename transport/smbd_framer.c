@@ -59,6 +59,7 @@ static int parse_prefix(struct smbd_framer *f, size_t *total)
     len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
     if (len > f->max_msg) {
         f->error = "Direct-TCP message length exceeds the configured maximum";
+        f->too_long = len;
         return -EPROTO;
     }
     *total = SMBD_FRAMER_PREFIX_SIZE + len;

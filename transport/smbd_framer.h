@@ -25,6 +25,7 @@ struct smbd_framer {
     size_t tail;         /* end of the committed bytes */
     size_t max_msg;      /* largest upper-layer message accepted */
     size_t last_len;     /* length of the last popped message (shrink policy) */
+    size_t too_long;     /* with error: the length of a message over max_msg, else 0 */
     const char *error;   /* set once the stream is malformed; sticky */
 };
 

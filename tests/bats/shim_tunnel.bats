@@ -78,13 +78,23 @@ if mode == "random":
     rng = random.Random(int(sys.argv[3]))
     sizes = [rng.choice([0, 1, 4, 100, 1364, 8136, 8137, 65536, 1 << 20, 8 << 20])
              + rng.randrange(0, 64) for _ in range(int(sys.argv[4]))]
-    sizes = [min(n, 8 << 20) for n in sizes]
+    sizes = [max(1, min(n, 8 << 20)) for n in sizes]   # SMB2 never sends an empty frame
     frames = [frame(os.urandom(n)) for n in sizes]
     t = threading.Thread(target=lambda: [s.sendall(f) for f in frames])
     t.start()
     bad = [i for i, f in enumerate(frames) if recv_exact(s, len(f), 30) != f]
     t.join()
     check("random-echo", not bad, "frames %d bytes %d bad %s" % (len(frames), sum(sizes), bad[:3]))
+if mode == "empty":
+    # An empty frame cannot cross SMB Direct (an empty Data Transfer is a credit or
+    # keepalive message): the connection ends with EOF instead of losing it silently.
+    s.sendall(frame(b""))
+    check("eof-after-empty-frame", recv_exact(s, 1, 10) == b"")
+    try:
+        s.sendall(frame(b"\xfeSMB after"))   # discarded, no EPIPE/SIGPIPE
+        check("write-after-end-no-epipe", True)
+    except OSError as e:
+        check("write-after-end-no-epipe", False, e.errno)
 if mode == "lost":
     print("waiting", flush=True)
     sys.stdin.readline()          # the test kills the relay, then writes a line
@@ -158,10 +168,20 @@ assert_all_ok() {
 }
 
 @test "randomized SMB2 frames between two processes over soft-iWARP come back intact" {
-    run timeout 120 python3 -c "$CLIENT" "$ECHO_PORT" random "$RANDOM" 200
+    local seed=$RANDOM
+    echo "seed $seed" >&2
+    run timeout 120 python3 -c "$CLIENT" "$ECHO_PORT" random "$seed" 200
     assert_all_ok
     [[ "$output" == *"ok random-echo"* ]]
     grep -q 'relay: conn 1 from .* established' "$WORK/relay.log"
+}
+
+@test "an empty SMB2 frame ends the tunnel with EOF and a log line, never vanishes silently" {
+    run timeout 30 python3 -c "$CLIENT" "$ECHO_PORT" empty
+    assert_all_ok
+    [[ "$output" == *"ok eof-after-empty-frame"* ]]
+    [[ "$output" == *"ok write-after-end-no-epipe"* ]]
+    [[ "$output" == *"error: SMB Direct connection closed: stream: a zero-length SMB2 message"* ]]
 }
 
 @test "the relay dies: the program reads EOF or an error, no hang" {

@@ -95,3 +95,25 @@ interrupt_transfer() {
     [ "$(cat "$SENV_DIR/relay.pid")" = "$relay_pid" ]
     kill -0 "$relay_pid"
 }
+
+# A server whose MaxFragmentedSize is smaller than smbclient's WRITE (ksmbd offers
+# 173910 bytes): the shim cannot carry the message inline, so the connection ends with
+# an error naming the cause and the remedy, and smbclient exits with an error of its
+# own (not killed by SIGPIPE) within seconds.
+@test "a WRITE larger than the server's MaxFragmentedSize fails cleanly, naming the cause" {
+    require_shim
+    local d t0 t1
+    senv_relay_stop TERM
+    senv_relay_start --max-fragmented-size 173910
+    d=$(work_dir)
+    senv_random_file "$d/one.bin" 1048576
+    t0=$(senv_now)
+    run timeout 30 env SMBDIRECT_TRANSPORT=soft SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=warn \
+        "$SENV_BUILD/smbdirect" smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 -N \
+        -c "put $d/one.bin one.bin"
+    t1=$(senv_now)
+    echo "# smbclient exited $status after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s" >&3
+    [ "$status" -ne 0 ] && [ "$status" -lt 124 ]
+    [[ "$output" == *"exceeds the peer's MaxFragmentedSize of 173910 bytes"* ]]
+    awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b - a < 10)}'
+}
