@@ -9,7 +9,8 @@
  * termination is reported once; freeing the connection deregisters all memory.
  * fuzz-sources: common/log.c transport/smbd_wire.c transport/smbd_conn*.c
  * fuzz-sources: transport/smbd_credits.c transport/smbd_send_pool.c
- * fuzz-sources: tests/unit/fake_provider.c tests/unit/th_conn.c */
+ * fuzz-sources: transport/provider.c tests/unit/fake_provider.c tests/unit/th_conn.c
+ * fuzz-libs: -lcmocka */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
