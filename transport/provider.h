@@ -127,6 +127,9 @@ struct sd_provider_ops {
     struct sd_listener *(*listen)(const struct sockaddr *addr, socklen_t addrlen,
                                   int backlog, int *err);
     int (*listener_fd)(struct sd_listener *l);
+    /* The address the listener is bound to (with the port chosen when listen() asked
+     * for port 0). *len: in, the size of *addr; out, the address's length. */
+    int (*listener_addr)(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len);
     /* Accepts one connection, replies with params (IRD/ORD = MS-SMBD 6.2 min rules),
      * waiting up to timeout_ms for one to complete its connection request (< 0: no
      * limit). timeout_ms 0 never waits (event loops): NULL with -EAGAIN when no

@@ -7,7 +7,7 @@
 # (which has no network card): siw on vmsiw0 = 192.0.2.1, rxe on vmrxe0 = 192.0.2.2. siw and rxe
 # on lo do not work (rdma_resolve_addr fails), a dummy interface with an address does.
 
-# shellcheck source=../lib/samba-env.sh
+# shellcheck source=scripts/lib/samba-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/samba-env.sh"
 
 VM_SIW_IP=192.0.2.1
@@ -22,6 +22,11 @@ VM_KSMBD_PASS=vmsecret
 vm_require_guest() {
     [ "${VM_RESULTS:-}" = /vm ] && [ -d /sys/module/9p ] || skip "runs only inside the test VM (make test-vm)"
 }
+
+# vm_memlock_unlimited — lifts RLIMIT_MEMLOCK for this shell and its children, as RDMA setups do:
+# kernel siw counts every registered byte against it, even for root, and Debian's default of
+# 8 MiB is less than one verbs connection of ours registers (see soft_vs_siw.bats for that case).
+vm_memlock_unlimited() { ulimit -l unlimited; }
 
 # vm_require_bin PATH — skips when a project binary was not built.
 vm_require_bin() { [ -x "$1" ] || skip "$1 is not built"; }
@@ -71,7 +76,10 @@ EOF
 vm_detached() {
     (
         local fd
-        for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+        for fd in /proc/"$BASHPID"/fd/*; do
+            fd=${fd##*/}
+            [ "$fd" -le 2 ] || eval "exec $fd>&-"
+        done
         exec "$@"
     )
 }
@@ -137,6 +145,16 @@ vm_mpa_reply() {
     read -r flags rev _ < <(tail -c 4 "$reply" | od -An -tx1)
     printf '%s flags=0x%s rev=%d\n' "$(head -c 16 "$reply")" "$flags" "0x$rev"
     rm -f "$reply"
+}
+
+# vm_assert_same_file A B — A and B have one sha256; on a mismatch prints where they differ.
+vm_assert_same_file() {
+    [ "$(senv_sha256 "$1")" = "$(senv_sha256 "$2")" ] && return 0
+    echo "content differs: $1 ($(stat -c %s "$1") B) vs $2 ($(stat -c %s "$2") B)" >&2
+    cmp "$1" "$2" >&2 || true
+    echo "differing bytes: $(cmp -l "$1" "$2" 2>/dev/null | wc -l); first 64 KiB blocks that differ:" \
+        "$(cmp -l "$1" "$2" 2>/dev/null | awk '{ b = int(($1 - 1) / 65536); if (!(b in s)) { s[b]; printf "%d ", b } }' | head -c 200)" >&2
+    return 1
 }
 
 # vm_note TEXT — a TAP comment (bats fd 3) that scripts/vm/run-tests repeats in its summary.

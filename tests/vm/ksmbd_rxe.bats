@@ -14,6 +14,7 @@ setup() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
     source "$BATS_TEST_DIRNAME/../../scripts/vm/ksmbd-checks.bash"
     vm_require_guest
+    vm_memlock_unlimited
 }
 
 @test "ksmbd over TCP (no shim) next to its RoCE listener: ls, get and put keep sha256" {
@@ -32,6 +33,6 @@ setup() {
     ksmbd_check_get_rate "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }
 
-@test "smbclient + shim, verbs on rxe -> ksmbd: 1 MiB put works or fails cleanly" {
+@test "smbclient + shim, verbs on rxe -> ksmbd: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
     ksmbd_check_large_put "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }

@@ -2,7 +2,8 @@
 # tests/vm/ksmbd_siw.bats — inside the test VM: the kernel's SMB Direct server (ksmbd, SMB Direct on
 # port 5445 because an iWARP device exists) on kernel siw, reached by our code over both providers:
 # the userspace soft-iWARP provider (plain TCP to siw's listener) and the verbs provider on siw.
-# smbclient runs through the shim; smbdirect-probe reports what ksmbd negotiates.
+# smbclient runs through the shim; smbdirect-probe reports what ksmbd negotiates. Controls: the
+# kernel's cifs client against ksmbd, kernel to kernel, with the checks cifs_relay.bats applies.
 
 setup_file() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
@@ -14,8 +15,12 @@ setup_file() {
 setup() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
     source "$BATS_TEST_DIRNAME/../../scripts/vm/ksmbd-checks.bash"
+    source "$BATS_TEST_DIRNAME/../../scripts/vm/cifs-checks.bash"
     vm_require_guest
+    vm_memlock_unlimited
 }
+
+teardown() { cifs_umount; }
 
 @test "ksmbd over TCP (no shim): ls, get and put keep sha256" {
     ksmbd_check_ls_get_put "$VM_SIW_IP" tcp
@@ -44,7 +49,7 @@ setup() {
     ksmbd_check_get_rate "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
-@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 1 MiB put works or fails cleanly" {
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
     ksmbd_check_large_put "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
@@ -56,6 +61,26 @@ setup() {
     ksmbd_check_get_rate "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
 }
 
-@test "smbclient + shim, verbs on siw -> ksmbd: 1 MiB put works or fails cleanly" {
+@test "smbclient + shim, verbs on siw -> ksmbd: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
     ksmbd_check_large_put "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+}
+
+@test "control, kernel to kernel: cifs -o rdma (RDMA read/write channel) -> ksmbd on siw: copy both ways" {
+    cifs_mount "$VM_SIW_IP" "$VM_KSMBD_USER" "$VM_KSMBD_PASS" channel
+    cifs_copy_both_ways "$KSMBD_SHARE" "control cifs.ko RDMA-channel I/O -> ksmbd/siw"
+}
+
+@test "control, kernel to kernel: cifs -o rdma (4 KiB inline I/O) -> ksmbd on siw: copy both ways" {
+    cifs_mount "$VM_SIW_IP" "$VM_KSMBD_USER" "$VM_KSMBD_PASS" inline
+    cifs_copy_both_ways "$KSMBD_SHARE" "control cifs.ko inline 4 KiB I/O -> ksmbd/siw"
+}
+
+@test "smbclient + shim, verbs on siw -> ksmbd under Debian's default 8 MiB RLIMIT_MEMLOCK: ls, get and put" {
+    ulimit -S -l 8192
+    SMBDIRECT_LOG=debug ksmbd_check_ls_get_put "$VM_SIW_IP" rdma
+    local most
+    most=$(grep -oE 'registered [0-9]+ bytes, [0-9]+ on this connection' <<<"$output" |
+        awk '$4 > m { m = $4 } END { print m + 0 }')
+    [ "$most" -gt 0 ]
+    vm_note "shim verbs/siw -> ksmbd/siw: at most $most bytes registered on the connection (RLIMIT_MEMLOCK 8 MiB)"
 }

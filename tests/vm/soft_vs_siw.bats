@@ -20,6 +20,7 @@ teardown_file() {
 setup() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
     vm_require_guest
+    vm_memlock_unlimited
     vm_require_bin "$VM_BUILD/smbdirect-relay"
 }
 
@@ -53,8 +54,8 @@ get_put_via_relay() {
     t2=$(senv_now)
     echo "$output"; tail -n 5 "$SENV_RELAY_LOG"
     [ "$status" -eq 0 ]
-    [ "$(senv_sha256 "$d/get.bin")" = "$(senv_sha256 "$SENV_SHARE/get-16m.bin")" ]
-    [ "$(senv_sha256 "$d/put.bin")" = "$(senv_sha256 "$SENV_SHARE/put-4m-$2.bin")" ]
+    vm_assert_same_file "$d/get.bin" "$SENV_SHARE/get-16m.bin"
+    vm_assert_same_file "$d/put.bin" "$SENV_SHARE/put-4m-$2.bin"
     vm_note "$3: get 16 MiB $(senv_rate $((16 << 20)) "$t0" "$t1") MiB/s, put 4 MiB $(senv_rate $((4 << 20)) "$t1" "$t2") MiB/s (whole smbclient runs)"
     rm -rf "$d"
 }
@@ -73,4 +74,21 @@ get_put_via_relay() {
 
 @test "smbclient + shim (verbs on siw) -> relay (soft) -> Samba: get and put keep sha256" {
     get_put_via_relay soft rdma "shim verbs/siw -> relay soft -> Samba"
+}
+
+@test "relay (verbs on siw) under Debian's default 8 MiB RLIMIT_MEMLOCK: works or fails naming it" {
+    ulimit -S -l 8192
+    SENV_RELAY_TRANSPORT=rdma senv_relay_start
+    local d
+    d=$(mktemp -d)
+    run vm_smbclient_samba soft -c "get get-16m.bin $d/get.bin"
+    echo "$output"; cat "$SENV_RELAY_LOG"
+    if [ "$status" -eq 0 ]; then
+        vm_assert_same_file "$d/get.bin" "$SENV_SHARE/get-16m.bin"
+        vm_note "relay verbs/siw with 8 MiB memlock: works"
+    else
+        grep -q 'RLIMIT_MEMLOCK' "$SENV_RELAY_LOG"
+        vm_note "relay verbs/siw with 8 MiB memlock: fails cleanly: $(grep -m1 'RLIMIT_MEMLOCK' "$SENV_RELAY_LOG")"
+    fi
+    rm -rf "$d"
 }

@@ -182,7 +182,8 @@ int sd_soft_mpa_check_reply(const uint8_t *rep, size_t rep_len, const struct sd_
         app += MPA_V2_PARAMS_LEN;
         app_len -= MPA_V2_PARAMS_LEN;
     }
-    if (p->smbd_ird_ord_header && app_len >= SD_IRDORD_HDR_LEN) {
+    int have_hdr = p->smbd_ird_ord_header && app_len >= SD_IRDORD_HDR_LEN;
+    if (have_hdr) {
         /* MS-SMBD 6.2: the connecting peer uses the values the acceptor sent. */
         if (sd_irdord_decode(app, app_len, &res->ird, &res->ord, &res->legacy_le) != 0) {
             sd_warn("soft-iWARP: MS-SMBD IRD/ORD header in the reply is zero or invalid");
@@ -193,6 +194,11 @@ int sd_soft_mpa_check_reply(const uint8_t *rep, size_t rep_len, const struct sd_
     }
     res->ird = min_u32(res->ird, SD_SOFT_MAX_RD);
     res->ord = min_u32(res->ord, SD_SOFT_MAX_RD);
+    /* ksmbd answers with the header only when the connector's header disagreed with
+     * its MPA IRD/ORD: then the MPA values stand (as in the verbs provider). */
+    if (p->smbd_ird_ord_header && !have_hdr)
+        sd_info("soft-iWARP: the MPA reply has no MS-SMBD IRD/ORD header (6.1); using the "
+                "MPA values IRD %u ORD %u", res->ird, res->ord);
     if (app_len > SD_MAX_PRIVATE_DATA) {
         sd_warn("soft-iWARP: MPA reply private data too long (%zu bytes)", app_len);
         return -EPROTO;

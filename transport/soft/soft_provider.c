@@ -129,6 +129,12 @@ static int soft_is_iwarp(const struct sockaddr *dst, socklen_t dstlen)
     return 1;
 }
 
+static int soft_listener_addr(struct sd_listener *l, struct sockaddr_storage *addr,
+                              socklen_t *len)
+{
+    return sd_soft_listener_addr(l, (struct sockaddr *)addr, len);
+}
+
 static int soft_fd(struct sd_qp *qp) { return qp->fd; }
 
 static int soft_poll_events(struct sd_qp *qp)
@@ -184,6 +190,7 @@ const struct sd_provider_ops sd_soft_provider = {
     .connect = sd_soft_connect,
     .listen = sd_soft_listen,
     .listener_fd = sd_soft_listener_fd,
+    .listener_addr = soft_listener_addr,
     .accept = sd_soft_accept,
     .listener_close = sd_soft_listener_close,
     .reg_mr = sd_soft_reg_mr,

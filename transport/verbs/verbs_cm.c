@@ -215,26 +215,37 @@ int sd_verbs_new_cm_id(struct rdma_event_channel **ch, struct rdma_cm_id **id)
     return rc;
 }
 
-/* The active side after the CM reported ESTABLISHED: the negotiated depths. */
+/* The active side after the CM reported ESTABLISHED: the negotiated depths. Sets
+ * *hdr_len to the bytes of the peer's private data that were its Appendix A header. */
 static int connected_depths(const struct sd_qp *qp, const struct sd_cm_params *params,
                             const struct sd_verbs_cm_event *ev, uint32_t *ird, uint32_t *ord,
-                            int *legacy_le)
+                            int *legacy_le, size_t *hdr_len)
 {
     uint32_t hird, hord;
 
     *legacy_le = 0;
+    *hdr_len = 0;
     if (!(params->smbd_ird_ord_header && qp->iwarp)) {
         clamp_to_peer(&ev->conn, ird, ord);
         return 0;
     }
+    if (ev->private_data_len < SD_IRDORD_HDR_LEN) {
+        /* ksmbd answers with the header only when the connector's header disagreed
+         * with its MPA IRD/ORD (its "legacy iWARP" case): the CM/MPA values stand. */
+        clamp_to_peer(&ev->conn, ird, ord);
+        sd_info("verbs: the peer's reply has no MS-SMBD IRD/ORD header (6.1); using the "
+                "RDMA CM values IRD %u ORD %u", *ird, *ord);
+        return 0;
+    }
     if (sd_irdord_decode(ev->private_data, ev->private_data_len, &hird, &hord, legacy_le)) {
-        sd_error("verbs: the peer's reply lacks a valid MS-SMBD IRD/ORD header (6.1)");
+        sd_error("verbs: the peer's reply carries an invalid MS-SMBD IRD/ORD header (6.1)");
         return -EPROTO;
     }
     /* MS-SMBD 6.2: the connector uses the values the acceptor sent (never more
      * than it offered). */
     *ird = hird < *ird ? hird : *ird;
     *ord = hord < *ord ? hord : *ord;
+    *hdr_len = SD_IRDORD_HDR_LEN;
     return 0;
 }
 
@@ -250,6 +261,7 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
     struct rdma_conn_param cp;
     uint8_t pd[SD_IRDORD_HDR_LEN + SD_MAX_PRIVATE_DATA];
     uint32_t ird, ord;
+    size_t hdr_len = 0;
     int rc, legacy_le, with_header;
 
     rc = check_params(params);
@@ -284,11 +296,11 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
     if (!rc)
         rc = expect_cm_event(ch, deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
     if (!rc)
-        rc = connected_depths(qp, params, &ev, &ird, &ord, &legacy_le);
+        rc = connected_depths(qp, params, &ev, &ird, &ord, &legacy_le, &hdr_len);
     if (rc)
         goto fail;
     qp->connected = 1;
-    fill_result(result, id, ird, ord, &ev, with_header ? SD_IRDORD_HDR_LEN : 0, legacy_le);
+    fill_result(result, id, ird, ord, &ev, hdr_len, legacy_le);
     sd_info("verbs: connected over %s (%s), IRD %u ORD %u", id->verbs->device->name,
             qp->iwarp ? "iWARP" : "IB/RoCE", ird, ord);
     *err = 0;
@@ -345,6 +357,24 @@ struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrl
 }
 
 int sd_verbs_listener_fd(struct sd_listener *l) { return l->cm_channel->fd; }
+
+int sd_verbs_listener_addr(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len)
+{
+    const struct sockaddr *bound = rdma_get_local_addr(l->id);
+    socklen_t need;
+
+    if (bound->sa_family == AF_INET)
+        need = sizeof(struct sockaddr_in);
+    else if (bound->sa_family == AF_INET6)
+        need = sizeof(struct sockaddr_in6);
+    else
+        return -EAFNOSUPPORT;
+    if (*len < need)
+        return -EINVAL;
+    copy_addr(addr, bound);
+    *len = need;
+    return 0;
+}
 
 void sd_verbs_listener_close(struct sd_listener *l)
 {

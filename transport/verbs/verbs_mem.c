@@ -14,14 +14,20 @@ int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, str
 
     if (!qp || !base || length == 0 || (access & ~valid))
         return -EINVAL;
+    /* Exactly the rights asked for, and ibv_reg_mr grants remote write only with
+     * local write: the caller must ask for both. */
+    if ((access & SD_ACCESS_REMOTE_WRITE) && !(access & SD_ACCESS_LOCAL_WRITE))
+        return -EINVAL;
     m = ibv_reg_mr(qp->pd, base, length, sd_verbs_access_flags(access));
     if (!m) {
         int e = errno ? errno : ENOMEM;
 
-        sd_warn("verbs: ibv_reg_mr of %zu bytes failed: %s (check RLIMIT_MEMLOCK)", length,
-                strerror(e));
+        sd_warn("verbs: ibv_reg_mr of %zu bytes (%zu already registered on this connection) "
+                "failed: %s (check RLIMIT_MEMLOCK)", length, qp->mr_bytes, strerror(e));
         return -e;
     }
+    qp->mr_bytes += length;
+    sd_debug("verbs: registered %zu bytes, %zu on this connection", length, qp->mr_bytes);
     mr->base = base;
     mr->length = length;
     mr->lkey = m->lkey;
@@ -36,12 +42,12 @@ int sd_verbs_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
 {
     int rc;
 
-    (void)qp;
     if (!mr || !mr->priv)
         return -EINVAL;
     rc = ibv_dereg_mr(mr->priv);
     if (rc)
         return -rc;
+    qp->mr_bytes -= mr->length;
     mr->priv = NULL;
     mr->lkey = mr->rkey = 0;
     return 0;

@@ -21,13 +21,16 @@ struct sd_verbs_wr {
     uint64_t wr_id;
     enum sd_wc_opcode opcode;
     int signaled;
+    int busy;                    /* posted, completion not yet polled */
     struct ibv_mr *read_sink_mr; /* iWARP RDMA Read: temporary sink registration */
 };
 
-/* Work requests of one queue, completed in posting order (verbs guarantee). */
+/* Work requests of one queue. Slots are taken in ring order but may complete out of
+ * order: kernel siw completes an RDMA Write posted after a Read before the Read's
+ * response arrives. span counts the slots from the oldest busy one to the newest. */
 struct sd_verbs_ring {
     struct sd_verbs_wr *slot;
-    uint32_t size, head, count;
+    uint32_t size, head, span, count; /* count: busy slots */
 };
 
 struct sd_qp {
@@ -45,6 +48,7 @@ struct sd_qp {
     enum sd_wc_status lost_cause; /* CONN_LOST's status: the first error, else FLUSHED */
     uint32_t max_sge;
     struct sd_verbs_ring sq, rq;
+    size_t mr_bytes; /* bytes registered through reg_mr (pinned, RLIMIT_MEMLOCK on siw) */
 };
 
 struct sd_listener {
@@ -94,6 +98,7 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
 struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
                                     int *err);
 int sd_verbs_listener_fd(struct sd_listener *l);
+int sd_verbs_listener_addr(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len);
 struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *params,
                               int timeout_ms, struct sd_cm_result *result, int *err);
 void sd_verbs_listener_close(struct sd_listener *l);

@@ -8,6 +8,7 @@ const struct sd_provider_ops sd_verbs_provider = {
     .connect = sd_verbs_connect,
     .listen = sd_verbs_listen,
     .listener_fd = sd_verbs_listener_fd,
+    .listener_addr = sd_verbs_listener_addr,
     .accept = sd_verbs_accept,
     .listener_close = sd_verbs_listener_close,
     .reg_mr = sd_verbs_reg_mr,

@@ -18,29 +18,39 @@ static int ring_init(struct sd_verbs_ring *r, uint32_t size)
 {
     r->slot = calloc(size, sizeof(*r->slot));
     r->size = size;
-    r->head = r->count = 0;
+    r->head = r->span = r->count = 0;
     return r->slot ? 0 : -ENOMEM;
 }
 
-/* The slot the next posted request will use, or NULL when the queue is full. */
+/* The slot the next posted request will use, or NULL when the queue is full. The
+ * slot is committed by ring_commit once the request is posted. */
 static struct sd_verbs_wr *ring_next(struct sd_verbs_ring *r, uint32_t *index)
 {
-    if (r->count == r->size)
+    if (r->span == r->size)
         return NULL;
-    *index = (r->head + r->count) % r->size;
+    *index = (r->head + r->span) % r->size;
     memset(&r->slot[*index], 0, sizeof(r->slot[*index]));
     return &r->slot[*index];
 }
 
-/* Retires the oldest request; completions arrive in posting order per queue. */
-static struct sd_verbs_wr ring_pop(struct sd_verbs_ring *r, uint32_t index)
+static void ring_commit(struct sd_verbs_ring *r, uint32_t index)
 {
-    struct sd_verbs_wr wr = r->slot[r->head];
+    r->slot[index].busy = 1;
+    r->span++;
+    r->count++;
+}
 
-    if (index != r->head)
-        sd_warn("verbs: completion for slot %u while slot %u is oldest", index, r->head);
-    r->head = (r->head + 1) % r->size;
+/* Retires the request in slot index (which must be busy); returns a copy of it. */
+static struct sd_verbs_wr ring_retire(struct sd_verbs_ring *r, uint32_t index)
+{
+    struct sd_verbs_wr wr = r->slot[index];
+
+    r->slot[index].busy = 0;
     r->count--;
+    while (r->span && !r->slot[r->head].busy) {
+        r->head = (r->head + 1) % r->size;
+        r->span--;
+    }
     return wr;
 }
 
@@ -60,8 +70,12 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
         return;
     qp->lost = 1;
     qp->lost_cause = cause;
-    qp->connected = 0;
     sd_info("verbs: connection lost: %s", why);
+    /* Tell the peer at once: on InfiniBand/RoCE a failed request (e.g. a Send the
+     * peer had no receive for) breaks only our QP, the peer would never notice. */
+    if (qp->connected && rdma_disconnect(qp->id))
+        sd_debug("verbs: rdma_disconnect: %s", strerror(errno));
+    qp->connected = 0;
     /* The error state flushes every outstanding request (IBTA 10.3.1). */
     if (qp->id && qp->id->qp && ibv_modify_qp(qp->id->qp, &attr, IBV_QP_STATE))
         sd_warn("verbs: moving the QP to error failed: %s", strerror(errno));
@@ -78,10 +92,10 @@ static int watch(int epfd, int fd)
 /* Frees the QP resources, not the CM id and channel. */
 static void release_qp_resources(struct sd_qp *qp)
 {
-    for (uint32_t i = 0; qp->sq.slot && i < qp->sq.count; i++) {
+    for (uint32_t i = 0; qp->sq.slot && i < qp->sq.span; i++) {
         struct sd_verbs_wr *wr = &qp->sq.slot[(qp->sq.head + i) % qp->sq.size];
 
-        if (wr->read_sink_mr)
+        if (wr->busy && wr->read_sink_mr)
             ibv_dereg_mr(wr->read_sink_mr);
     }
     if (qp->id && qp->id->qp)
@@ -181,9 +195,18 @@ static int check_postable(struct sd_qp *qp)
     return qp->lost ? -ENOTCONN : 0;
 }
 
+/* provider.h: a local SGE must lie inside its registration; refused at post time
+ * instead of breaking the connection with a local protection error. */
 static int to_ibv_sge(const struct sd_sge *in, struct ibv_sge *out)
 {
+    const uint8_t *base, *p;
+
     if (!in || !in->mr || !in->mr->priv)
+        return -EINVAL;
+    base = in->mr->base;
+    p = in->addr;
+    if (p < base || (size_t)(p - base) > in->mr->length ||
+        in->length > in->mr->length - (size_t)(p - base))
         return -EINVAL;
     out->addr = (uint64_t)(uintptr_t)in->addr;
     out->length = in->length;
@@ -201,6 +224,8 @@ int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sg
 
     if (!rc)
         rc = to_ibv_sge(sge, &s);
+    if (!rc && !(sge->mr->access & SD_ACCESS_LOCAL_WRITE))
+        rc = -EINVAL; /* a receive buffer must be locally writable */
     if (rc)
         return rc;
     slot = ring_next(&qp->rq, &index);
@@ -215,7 +240,7 @@ int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sg
     rc = ibv_post_recv(qp->id->qp, &wr, &bad);
     if (rc)
         return -rc;
-    qp->rq.count++;
+    ring_commit(&qp->rq, index);
     return 0;
 }
 
@@ -234,7 +259,7 @@ static int post_sq(struct sd_qp *qp, struct ibv_send_wr *wr, struct sd_verbs_wr 
             ibv_dereg_mr(slot->read_sink_mr);
         return -rc;
     }
-    qp->sq.count++;
+    ring_commit(&qp->sq, index);
     return 0;
 }
 
@@ -395,13 +420,13 @@ static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_
     struct sd_verbs_ring *r = is_recv ? &qp->rq : &qp->sq;
     struct sd_verbs_wr wr;
 
-    if (r->count == 0 || index >= r->size) {
+    if (index >= r->size || !r->slot[index].busy) {
         sd_error("verbs: completion for unknown work request %#llx",
                  (unsigned long long)in->wr_id);
         sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "provider returned an unknown completion");
         return 0;
     }
-    wr = ring_pop(r, index);
+    wr = ring_retire(r, index);
     if (wr.read_sink_mr)
         ibv_dereg_mr(wr.read_sink_mr);
     if (in->status != IBV_WC_SUCCESS && in->status != IBV_WC_WR_FLUSH_ERR)
@@ -443,8 +468,6 @@ int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
 
 void sd_verbs_disconnect(struct sd_qp *qp)
 {
-    if (qp->connected && rdma_disconnect(qp->id))
-        sd_debug("verbs: rdma_disconnect: %s", strerror(errno));
     sd_verbs_qp_set_lost(qp, SD_WC_FLUSHED, "local disconnect");
 }
 

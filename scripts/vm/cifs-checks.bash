@@ -1,0 +1,53 @@
+# scripts/vm/cifs-checks.bash — the kernel SMB Direct client (mount -t cifs -o rdma, this tier's
+# cifs.ko) as a test peer, for tests/vm/cifs_relay.bats and the kernel-to-kernel control in
+# tests/vm/ksmbd_siw.bats. Sourced after guest-lib.bash, inside bats tests.
+# shellcheck shell=bash disable=SC2154  # output and status are set by bats' run
+#
+# I/O modes:
+#   channel  cifs' defaults: 1 MiB reads/writes through the RDMA read/write channel (from 4 KiB on)
+#   inline   4 KiB reads/writes carried inside SMB Direct messages (threshold raised to 8 KiB).
+#            Larger inline writes are corrupted by this kernel's cifs from the second 4 KiB page
+#            on, against ksmbd as well (seen with rsize=wsize=64 KiB), so inline stays at one page.
+
+CIFS_MNT=/mnt/cifs-rdma
+
+# cifs_mount ADDR USER PASS IO — mounts //ADDR/share at $CIFS_MNT over SMB Direct (port 5445 first
+# on iWARP) and checks /proc/fs/cifs/DebugData shows it. cache=none sends every read to the server;
+# "soft" makes a dead connection fail calls instead of retrying them forever.
+cifs_mount() {
+    local opts="rdma,vers=3.1.1,username=$2,password=$3,cache=none,soft"
+    modprobe cifs && mkdir -p "$CIFS_MNT" || return 1
+    if [ "$4" = inline ]; then
+        opts+=",rsize=4096,wsize=4096"
+        echo 8192 >/proc/fs/cifs/rdma_readwrite_threshold
+    else
+        echo 4096 >/proc/fs/cifs/rdma_readwrite_threshold
+    fi
+    run timeout 60 mount -t cifs "//$1/share" "$CIFS_MNT" -o "$opts"
+    echo "mount: $output"
+    [ "$status" -eq 0 ]
+    run cat /proc/fs/cifs/DebugData
+    [[ "$output" == *"SMBDirect (in hex) protocol version: 100"* ]] || { echo "$output"; return 1; }
+}
+
+# cifs_umount — unmounts $CIFS_MNT, forcing it when the connection is dead.
+cifs_umount() { umount -f "$CIFS_MNT" 2>/dev/null || umount -l "$CIFS_MNT" 2>/dev/null || true; }
+
+# cifs_copy_both_ways SERVER_DIR LABEL — through the mount, 8 MiB from the server (seeded in
+# SERVER_DIR) and 8 MiB to it; both keep their sha256; notes the rates. Copies are bounded (60 s).
+cifs_copy_both_ways() {
+    local dir=$1 d t0 t1 t2 rc=0
+    d=$(mktemp -d)
+    senv_random_file "$dir/from-server.bin" $((8 * 1024 * 1024)) && chmod 0666 "$dir/from-server.bin"
+    senv_random_file "$d/to-server.bin" $((8 * 1024 * 1024))
+    t0=$(senv_now)
+    timeout 60 cp "$CIFS_MNT/from-server.bin" "$d/from-server.bin" || rc=$?
+    t1=$(senv_now)
+    [ "$rc" -ne 0 ] || timeout 60 cp "$d/to-server.bin" "$CIFS_MNT/to-server.bin" || rc=$?
+    t2=$(senv_now)
+    [ "$rc" -eq 0 ] || { echo "copy failed (exit $rc; 124: timed out)" >&2; return 1; }
+    vm_assert_same_file "$d/from-server.bin" "$dir/from-server.bin"
+    vm_assert_same_file "$d/to-server.bin" "$dir/to-server.bin"
+    vm_note "$2: read 8 MiB $(senv_rate $((8 << 20)) "$t0" "$t1") MiB/s, write 8 MiB $(senv_rate $((8 << 20)) "$t1" "$t2") MiB/s"
+    rm -rf "$d" "$dir/from-server.bin" "$dir/to-server.bin"
+}
