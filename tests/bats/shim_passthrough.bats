@@ -6,23 +6,11 @@
 # SMB Direct fallback works both ways; the `smbdirect` wrapper. Everything runs on
 # 127.0.0.1 with free ports and is cleaned up in teardown.
 
+load local_net
+
 ROOT="$BATS_TEST_DIRNAME/../.."
 SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
 WRAPPER="$ROOT/build/smbdirect"
-
-# A threaded TCP echo server: python3 -c "$ECHO_SERVER" PORT.
-ECHO_SERVER='
-import socketserver, sys
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        while True:
-            data = self.request.recv(65536)
-            if not data:
-                return
-            self.request.sendall(data)
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
-'
 
 # Connects to 127.0.0.1:PORT for each PORT, sends a line, prints what came back or
 # "PORT errno N"; exits 1 when any connect failed: python3 -c "$ECHO_CLIENT" PORT...
@@ -41,22 +29,6 @@ for port in sys.argv[1:]:
     s.close()
 sys.exit(rc)
 '
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# wait_listening PORT — up to 5 s for a listener on 127.0.0.1:PORT.
-wait_listening() {
-    local i
-    for i in $(seq 50); do
-        python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),1)' "$1" \
-            2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "nothing listens on 127.0.0.1:$1" >&2
-    return 1
-}
 
 setup() {
     [ -f "$SHIM" ] || { echo "build/libsmbdirect.so is missing: run make" >&2; return 1; }

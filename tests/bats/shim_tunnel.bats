@@ -7,25 +7,11 @@
 # kept, inet names and options, EISCONN, framed data both ways, a fork child using the
 # inherited fd, and EOF/an error (never a hang) when the relay dies.
 
+load local_net
+
 ROOT="$BATS_TEST_DIRNAME/../.."
 SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
 RELAY="$ROOT/build/smbdirect-relay"
-
-ECHO_SERVER='
-import socketserver, sys
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        try:
-            while True:
-                data = self.request.recv(65536)
-                if not data:
-                    return
-                self.request.sendall(data)
-        except OSError:
-            return
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
-'
 
 # The client: one line per check, "ok NAME" or "FAIL NAME ...".
 CLIENT='
@@ -106,20 +92,6 @@ if mode == "lost":
         check("eof-after-loss", True, e.errno)
 s.close()
 '
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-wait_listening() {
-    local i
-    for i in $(seq 50); do
-        ss -ltnH "sport = :$1" | grep -q . && return 0
-        sleep 0.1
-    done
-    echo "nothing listens on port $1" >&2
-    return 1
-}
 
 setup() {
     [ -f "$SHIM" ] && [ -x "$RELAY" ] || { echo "build first: make" >&2; return 1; }
