@@ -31,6 +31,12 @@ vm_memlock_unlimited() { ulimit -l unlimited; }
 # vm_require_bin PATH — skips when a project binary was not built.
 vm_require_bin() { [ -x "$1" ] || skip "$1 is not built"; }
 
+# vm_rdma_add_both — in the guest only: brings up both siw and rxe (suites that use both).
+vm_rdma_add_both() {
+    [ "${VM_RESULTS:-}" = /vm ] || return 0
+    vm_rdma_add siw >/dev/null && vm_rdma_add rxe >/dev/null
+}
+
 # vm_rdma_add siw|rxe — the device (siw0 or rxe0) on its own dummy interface; prints its address.
 vm_rdma_add() {
     local kind=$1 ip dev

@@ -5,8 +5,7 @@
 
 setup_file() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
-    [ "${VM_RESULTS:-}" = /vm ] || return 0
-    vm_rdma_add siw >/dev/null && vm_rdma_add rxe >/dev/null
+    vm_rdma_add_both
 }
 
 setup() {
