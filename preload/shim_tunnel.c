@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "sd_addr.h"
+#include "sd_tuning.h"
 #include "shim_config.h"
 #include "shim_engine.h"
 #include "shim_fdtable.h"
@@ -23,9 +24,6 @@
 #include "shim_symbols.h"
 #include "smbd_link.h"
 
-/* RDMA Read depths we offer and ask for (MS-SMBD 6.1 IRD/ORD); providers clamp them
- * to what the device supports. */
-#define SHIM_RDMA_READ_DEPTH 16
 
 /* The inet port of addr when it is a complete AF_INET/AF_INET6 address, else 0. */
 static unsigned inet_port(const struct sockaddr *addr, socklen_t len)
@@ -139,7 +137,7 @@ static int dial(const struct shim_config *cfg, const struct sockaddr *addr, sock
     } else {
         set_inet_port(&dst, res->rdma_port);
         o.cfg = cfg->smbd;
-        o.ird = o.ord = SHIM_RDMA_READ_DEPTH;
+        o.ird = o.ord = SD_TUNED_RDMA_READ_DEPTH;
         o.smbd_ird_ord_header = is_iwarp; /* MS-SMBD Appendix A: iWARP only */
         o.timeout_ms = cfg->connect_timeout_ms;
         rc = smbd_link_dial((struct sockaddr *)&dst, len, &o, &res->link, res->why,

@@ -8,15 +8,14 @@
 #include <string.h>
 
 #include "log.h"
+#include "portmap.h"
 #include "sd_addr.h"
 #include "sd_cli.h"
 #include "sd_tuning.h"
 #include "smbd_link.h"
 
 #define PROBE_DEFAULT_TIMEOUT_MS 5000
-#define PROBE_DEFAULT_RDMA_DEPTH 16
-#define PROBE_IWARP_PORT         5445 /* MS-SMBD 2.1: iWARP */
-#define PROBE_IB_PORT            445  /* InfiniBand / RoCE */
+#define PROBE_SMB_PORT           445  /* the SMB port whose SMB Direct port is probed */
 
 static const char usage_text[] =
     "Usage: smbdirect-probe [OPTION]... HOST[:PORT]\n"
@@ -86,8 +85,8 @@ int main(int argc, char **argv)
     };
     struct option opts[SD_CLI_MAX_OPTS];
     struct smbd_link_opts lo = { .provider = &sd_soft_provider,
-                                 .ird = PROBE_DEFAULT_RDMA_DEPTH,
-                                 .ord = PROBE_DEFAULT_RDMA_DEPTH,
+                                 .ird = SD_TUNED_RDMA_READ_DEPTH,
+                                 .ord = SD_TUNED_RDMA_READ_DEPTH,
                                  .timeout_ms = PROBE_DEFAULT_TIMEOUT_MS };
     struct sockaddr_storage dst;
     socklen_t dstlen;
@@ -129,8 +128,11 @@ int main(int argc, char **argv)
         return 1;
     }
     lo.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */
-    if (sd_addr_port((struct sockaddr *)&dst) == 0)
-        sd_addr_set_port((struct sockaddr *)&dst, iwarp ? PROBE_IWARP_PORT : PROBE_IB_PORT);
+    if (sd_addr_port((struct sockaddr *)&dst) == 0) {
+        const struct pm_map defaults = { .n = 0 };
+
+        sd_addr_set_port((struct sockaddr *)&dst, pm_rdma_port(&defaults, PROBE_SMB_PORT, iwarp));
+    }
     sd_addr_format((struct sockaddr *)&dst, peer, sizeof(peer));
 
     rc = smbd_link_dial((struct sockaddr *)&dst, dstlen, &lo, &k, err, sizeof(err));

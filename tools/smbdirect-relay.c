@@ -23,7 +23,6 @@
 #include "smbd_link.h"
 
 #define RELAY_DEFAULT_TIMEOUT_MS 5000
-#define RELAY_DEFAULT_RDMA_DEPTH 16
 #define RELAY_SHUTDOWN_MS        3000
 
 static const char usage_text[] =
@@ -399,8 +398,8 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_st
 int main(int argc, char **argv)
 {
     struct relay r = { .opts = { .provider = &sd_soft_provider,
-                                 .ird = RELAY_DEFAULT_RDMA_DEPTH,
-                                 .ord = RELAY_DEFAULT_RDMA_DEPTH,
+                                 .ird = SD_TUNED_RDMA_READ_DEPTH,
+                                 .ord = SD_TUNED_RDMA_READ_DEPTH,
                                  .timeout_ms = RELAY_DEFAULT_TIMEOUT_MS },
                        .listener_fd = -1, .sigfd = -1 };
     struct sockaddr_storage listen_addr;

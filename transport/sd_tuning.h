@@ -14,6 +14,9 @@
  * with STATUS_INSUFFICIENT_RESOURCES). The negotiated MaxSendSize is still capped by
  * the peer's MaxReceiveSize (3.1.5.7), so peers that receive 1364 bytes get 1364. */
 #define SD_TUNED_MAX_SEND_SIZE 8136u
+/* RDMA Read depths (MS-SMBD 6.1 IRD/ORD) the shim and the programs offer and ask for;
+ * providers clamp them to what the device supports. */
+#define SD_TUNED_RDMA_READ_DEPTH 16u
 
 /* smbd_config_default for role, with the tuned defaults above. */
 void sd_tuning_defaults(struct smbd_config *cfg, enum smbd_role role);
