@@ -9,8 +9,18 @@ SAN     ?=
 OPT     ?= -O2
 
 WARN     = -Wall -Wextra -Werror
-INCLUDES = -Icommon -Itransport -Iportmap -Ipreload
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN) $(INCLUDES)
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC $(WARN)
+
+# Include folders by layer (docs/ARCHITECTURE.md): each folder is compiled seeing only
+# its own headers and the layers below it, so an upward #include does not build.
+INC_COMMON   = -Icommon
+INC_PORTMAP  = $(INC_COMMON) -Iportmap
+INC_PROVIDER = $(INC_COMMON) -Itransport
+INC_SMBD     = $(INC_PROVIDER) -Itransport/smbd
+INC_BRIDGE   = $(INC_SMBD) -Itransport/bridge
+INC_SETTINGS = $(INC_BRIDGE) -Iportmap -Itransport/settings
+INC_ALL      = $(INC_SETTINGS) -Ipreload
+INCLUDES     = $(INC_ALL)
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -18,7 +28,9 @@ endif
 RDMA_LIBS = -lrdmacm -libverbs
 LIBS      = $(RDMA_LIBS) -lpthread -ldl
 
-CORE_SRC  = $(wildcard common/*.c transport/*.c transport/soft/*.c transport/verbs/*.c portmap/*.c)
+CORE_DIRS = common portmap transport transport/smbd transport/bridge transport/settings \
+            transport/soft transport/verbs
+CORE_SRC  = $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 SHIM_SRC  = $(wildcard preload/*.c)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
@@ -28,14 +40,23 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: deps all tests test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
+.PHONY: print-includes deps all tests test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) tests
+
+$(BUILD)/obj/common/%.o:             INCLUDES = $(INC_COMMON)
+$(BUILD)/obj/portmap/%.o:            INCLUDES = $(INC_PORTMAP)
+$(BUILD)/obj/transport/%.o:          INCLUDES = $(INC_PROVIDER)
+$(BUILD)/obj/transport/soft/%.o:     INCLUDES = $(INC_PROVIDER) -Itransport/soft
+$(BUILD)/obj/transport/verbs/%.o:    INCLUDES = $(INC_PROVIDER) -Itransport/verbs
+$(BUILD)/obj/transport/smbd/%.o:     INCLUDES = $(INC_SMBD)
+$(BUILD)/obj/transport/bridge/%.o:   INCLUDES = $(INC_BRIDGE)
+$(BUILD)/obj/transport/settings/%.o: INCLUDES = $(INC_SETTINGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC   $<"
-	@$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	@$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
 
 $(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -59,11 +80,15 @@ UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-core.a
 $(BUILD)/tests/test_shim_%: tests/unit/test_shim_%.c $(SHIM_OBJ) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+	@$(CC) $(CFLAGS) $(INC_ALL) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+	@$(CC) $(CFLAGS) $(INC_ALL) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+
+# The include flags of the whole tree, for scripts that compile on their own (scripts/fuzz).
+print-includes:
+	@echo $(INC_ALL)
 
 # Every test tier that needs no VM; ends with "N passed, N failed, N skipped".
 test: all

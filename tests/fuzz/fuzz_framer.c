@@ -2,7 +2,7 @@
  * small program that builds a byte stream (raw bytes, valid small and large messages)
  * and a chunking pattern; the stream goes through the framer in those chunks and every
  * result is compared with a simple reference parse of the whole stream.
- * fuzz-sources: transport/smbd_framer.c */
+ * fuzz-sources: transport/bridge/smbd_framer.c */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_wire.c — libFuzzer target for the MS-SMBD codec: every decoder gets
  * the input; whatever decodes must re-encode to the same bytes (reserved fields and
  * padding aside) and a decoded Data Transfer payload must lie inside the input.
- * fuzz-sources: transport/smbd_wire.c */
+ * fuzz-sources: transport/smbd/smbd_wire.c */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

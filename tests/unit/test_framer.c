@@ -1,4 +1,4 @@
-/* tests/unit/test_framer.c — the Direct-TCP framer (transport/smbd_framer.c): message
+/* tests/unit/test_framer.c — the Direct-TCP framer (transport/bridge/smbd_framer.c): message
  * splitting under any chunking, the prefix, malformed streams, and the buffer's memory
  * policy (grow for big messages, back to the base size when traffic is small). */
 #include <errno.h>

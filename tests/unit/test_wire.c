@@ -1,4 +1,4 @@
-/* tests/unit/test_wire.c — the MS-SMBD codec (transport/smbd_wire.c): exact little-endian
+/* tests/unit/test_wire.c — the MS-SMBD codec (transport/smbd/smbd_wire.c): exact little-endian
  * bytes for every encoder, round trips, and every decode rejection path (MS-SMBD 2.2). */
 #include <errno.h>
 #include <setjmp.h>

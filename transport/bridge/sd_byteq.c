@@ -1,4 +1,4 @@
-/* transport/sd_byteq.c — the byte FIFO of sd_byteq.h. */
+/* transport/bridge/sd_byteq.c — the byte FIFO of sd_byteq.h. */
 #include "sd_byteq.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* transport/sd_addr.c — HOST:PORT parsing and formatting (see sd_addr.h). */
+/* common/sd_addr.c — HOST:PORT parsing and formatting (see sd_addr.h). */
 #include "sd_addr.h"
 
 #include <arpa/inet.h>

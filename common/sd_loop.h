@@ -1,4 +1,4 @@
-/* transport/sd_loop.h — a small epoll event loop with millisecond timers and a
+/* common/sd_loop.h — a small epoll event loop with millisecond timers and a
  * thread-safe "run this on the loop thread" queue. The relay runs one in main();
  * the preload shim runs one in its engine thread (all signals blocked). */
 #ifndef SMBDIRECT_SD_LOOP_H

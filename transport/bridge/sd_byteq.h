@@ -1,4 +1,4 @@
-/* transport/sd_byteq.h — a growable byte FIFO in one buffer, for bytes waiting to be
+/* transport/bridge/sd_byteq.h — a growable byte FIFO in one buffer, for bytes waiting to be
  * written to a non-blocking socket: append copies, send drains with one send(2) per
  * call. No allocation per message; the buffer is rewound when empty, and a grown one is
  * given back once it drains after a small append (idle connections stay small). */

@@ -1,4 +1,4 @@
-/* transport/smbd_send_pool.c — the per-connection pool of registered send buffers
+/* transport/smbd/smbd_send_pool.c — the per-connection pool of registered send buffers
  * ("slots", one MS-SMBD message each). One chunk is registered at start and kept;
  * under load further chunks are added and freed again once unused for
  * SMBD_POOL_SHRINK_MS, so an idle connection holds only its base chunk. */

@@ -1,4 +1,4 @@
-/* transport/sd_loop.c — the epoll event loop behind sd_loop.h: fd watches kept in a
+/* common/sd_loop.c — the epoll event loop behind sd_loop.h: fd watches kept in a
  * table indexed by fd (epoll carries fd + generation, so a watch deleted or replaced by
  * an earlier callback of the same batch is recognised and skipped), one-shot timers in
  * a binary heap ordered by (time, id) with an id index for cancel, and a mutex-guarded

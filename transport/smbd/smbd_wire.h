@@ -1,4 +1,4 @@
-/* transport/smbd_wire.h — MS-SMBD wire codec (MS-SMBD 2.2): encode and decode with
+/* transport/smbd/smbd_wire.h — MS-SMBD wire codec (MS-SMBD 2.2): encode and decode with
  * full structural validation. Little-endian on the wire regardless of host order.
  * Pure functions, no allocation, no I/O. Semantic checks that depend on connection
  * state (version ranges, size minimums, credit rules) live in the state machine. */

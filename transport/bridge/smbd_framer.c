@@ -1,4 +1,4 @@
-/* transport/smbd_framer.c — Direct-TCP framer: splits the SMB2 stream into messages in
+/* transport/bridge/smbd_framer.c — Direct-TCP framer: splits the SMB2 stream into messages in
  * place inside one owned buffer and builds the 4-byte prefix (MS-SMB2 2.1). */
 #include "smbd_framer.h"
 

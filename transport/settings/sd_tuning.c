@@ -1,4 +1,4 @@
-/* transport/sd_tuning.c — the table of named link settings and the tuned defaults
+/* transport/settings/sd_tuning.c — the table of named link settings and the tuned defaults
  * (see sd_tuning.h). */
 #include "sd_tuning.h"
 

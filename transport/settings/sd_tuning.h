@@ -1,4 +1,4 @@
-/* transport/sd_tuning.h — named tuning settings of an SMB Direct link, shared by the
+/* transport/settings/sd_tuning.h — named tuning settings of an SMB Direct link, shared by the
  * programs' command-line flags (--NAME VALUE) and any NAME=VALUE configuration, and the
  * tuned defaults the shim and the relay start from. */
 #ifndef SMBDIRECT_SD_TUNING_H

@@ -1,4 +1,4 @@
-/* transport/sd_addr.h — "HOST:PORT" text <-> socket address, for the programs'
+/* common/sd_addr.h — "HOST:PORT" text <-> socket address, for the programs'
  * command lines and for log lines ("[v6addr]:port" for IPv6). */
 #ifndef SMBDIRECT_SD_ADDR_H
 #define SMBDIRECT_SD_ADDR_H

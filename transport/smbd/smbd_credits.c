@@ -1,4 +1,4 @@
-/* transport/smbd_credits.c — receive-credit management before each send (MS-SMBD
+/* transport/smbd/smbd_credits.c — receive-credit management before each send (MS-SMBD
  * 3.1.5.9). Every receive buffer of the pool stays posted (fragments are copied out
  * and the buffer reposted at once), so granting a credit means handing the peer
  * one of the posted receives it does not hold a credit for yet. */

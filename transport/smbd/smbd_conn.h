@@ -1,4 +1,4 @@
-/* transport/smbd_conn.h — the MS-SMBD connection state machine (MS-SMBD 3.1).
+/* transport/smbd/smbd_conn.h — the MS-SMBD connection state machine (MS-SMBD 3.1).
  *
  * Free of I/O: it is driven by events (RDMA completions, upper-layer sends, timer
  * expiry, all with an explicit "now" in milliseconds) and acts only through the

@@ -1,4 +1,4 @@
-/* transport/sd_cli.c — command-line options shared by the programs in tools/. */
+/* transport/settings/sd_cli.c — command-line options shared by the programs in tools/. */
 #include "sd_cli.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* transport/smbd_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
+/* transport/bridge/smbd_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
  * every message is prefixed by 0x00 and a 24-bit big-endian length. The framer owns one
  * growable buffer: the caller recv()s straight into its free space and pops complete
  * messages in place, so stream bytes are copied at most once (when a partial message

@@ -1,4 +1,4 @@
-/* transport/smbd_link_int.h — what the bridge needs from a link beyond smbd_link.h:
+/* transport/bridge/smbd_link_int.h — what the bridge needs from a link beyond smbd_link.h:
  * the engine itself, re-pointing its upcalls, and letting an sd_loop drive the
  * provider fd and the engine's timers. Internal to transport/. */
 #ifndef SMBDIRECT_SMBD_LINK_INT_H

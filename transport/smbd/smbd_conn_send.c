@@ -1,4 +1,4 @@
-/* transport/smbd_conn_send.c — the send side: upper-layer messages cut into Data
+/* transport/smbd/smbd_conn_send.c — the send side: upper-layer messages cut into Data
  * Transfer fragments (MS-SMBD 3.1.4.2, 3.1.5.4) queued in FIFO order, and the
  * SendQueue drained as send credits allow (3.1.5.1). Each fragment is copied once,
  * from the caller's buffers into a registered send buffer that is posted as is. */

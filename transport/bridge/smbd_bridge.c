@@ -1,4 +1,4 @@
-/* transport/smbd_bridge.c — the data pump between a Direct-TCP byte stream and an SMB
+/* transport/bridge/smbd_bridge.c — the data pump between a Direct-TCP byte stream and an SMB
  * Direct link on an sd_loop (see smbd_bridge.h).
  *
  * Stream -> link: recv() straight into the framer, complete messages to smbd_conn_send

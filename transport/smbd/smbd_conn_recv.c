@@ -1,4 +1,4 @@
-/* transport/smbd_conn_recv.c — the receive side: the pool of posted receive
+/* transport/smbd/smbd_conn_recv.c — the receive side: the pool of posted receive
  * buffers, routing of received messages by role (MS-SMBD 3.1.5.5), and Data
  * Transfer processing with every MUST-verify rule, credit bookkeeping and
  * reassembly (3.1.5.8). Each fragment is copied out of its receive buffer at once

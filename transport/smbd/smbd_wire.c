@@ -1,4 +1,4 @@
-/* transport/smbd_wire.c — MS-SMBD wire codec (MS-SMBD 2.2): fixed-layout messages to
+/* transport/smbd/smbd_wire.c — MS-SMBD wire codec (MS-SMBD 2.2): fixed-layout messages to
  * and from little-endian bytes, with the structural checks a message can prove alone. */
 #include "smbd_wire.h"
 

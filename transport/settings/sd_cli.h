@@ -1,4 +1,4 @@
-/* transport/sd_cli.h — command-line options shared by the programs in tools/:
+/* transport/settings/sd_cli.h — command-line options shared by the programs in tools/:
  * --transport soft|rdma, --timeout MS and the SMB Direct tuning settings, parsed with
  * getopt_long() and one error wording for every tool. */
 #ifndef SMBDIRECT_SD_CLI_H

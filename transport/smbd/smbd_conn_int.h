@@ -1,4 +1,4 @@
-/* transport/smbd_conn_int.h — private state of one MS-SMBD connection and the
+/* transport/smbd/smbd_conn_int.h — private state of one MS-SMBD connection and the
  * functions the engine's files (smbd_conn*.c, smbd_credits.c, smbd_send_pool.c)
  * share. Not part of the public API: include smbd_conn.h instead. */
 #ifndef SMBDIRECT_SMBD_CONN_INT_H
