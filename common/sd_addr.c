@@ -9,16 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sd_num.h"
+
 static int parse_port(const char *s, int *port)
 {
-    char *end;
-    long v;
+    uint64_t v;
 
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > 65535)
+    if (sd_num_parse_str(s, 1, 65535, &v) < 0)
         return -1;
     *port = (int)v;
     return 0;

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -56,14 +55,6 @@ struct sd_loop {
 
     atomic_int stopped;
 };
-
-uint64_t sd_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 struct sd_loop *sd_loop_new(void)
 {

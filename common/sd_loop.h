@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "sd_clock.h" /* timers are in sd_now_ms() time */
+
 struct sd_loop;
 
 enum sd_loop_ev { SD_EV_IN = 1, SD_EV_OUT = 4, SD_EV_ERR = 8, SD_EV_HUP = 16 };
@@ -14,7 +16,6 @@ typedef void (*sd_fd_cb)(void *ctx, int revents);
 typedef void (*sd_timer_cb)(void *ctx, uint64_t now_ms);
 typedef void (*sd_task_cb)(void *ctx);
 
-uint64_t sd_now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
 
 struct sd_loop *sd_loop_new(void);
 void sd_loop_free(struct sd_loop *l);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sd_num.h"
+
 static const char PORTS_VAR[] = "SMBDIRECT_PORTS";
 static const char MAP_VAR[] = "SMBDIRECT_PORTMAP";
 
@@ -52,18 +54,9 @@ static int pm_next_token(const char **pos, struct pm_token *t)
 /* Parses a decimal port 1..65535 from exactly [s, s+len). 0 or -1. */
 static int pm_parse_port(const char *s, size_t len, uint16_t *out)
 {
-    unsigned long v = 0;
+    uint64_t v;
 
-    if (len == 0)
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (unsigned long)(s[i] - '0');
-        if (v > 65535)
-            return -1;
-    }
-    if (v == 0)
+    if (sd_num_parse(s, len, 1, 65535, &v) < 0)
         return -1;
     *out = (uint16_t)v;
     return 0;

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "sd_clock.h"
 #include "provider.h"
 #include "soft/iwarp_wire.h"
 
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TIMEOUT_MS 5000
@@ -82,13 +82,6 @@ struct pair {
     struct sockaddr_in addr;
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void drain_cq(struct side *s)
 {
     if (!s->qp)
@@ -126,9 +119,9 @@ static void pump(struct pair *p, int wait_ms)
 /* Next completion of side s, pumping both sides; fails the test after TIMEOUT_MS. */
 static struct sd_wc next_wc(struct pair *p, struct side *s)
 {
-    int64_t deadline = now_ms() + TIMEOUT_MS;
+    int64_t deadline = (int64_t)sd_now_ms() + TIMEOUT_MS;
     while (s->rd == s->n) {
-        if (now_ms() > deadline)
+        if ((int64_t)sd_now_ms() > deadline)
             fail_msg("no completion within %d ms", TIMEOUT_MS);
         pump(p, 10);
     }
@@ -471,10 +464,10 @@ static void test_mpa_handshake_timeout(void **state)
     listen_any(&p);
     int fd = raw_connect(&p.addr);     /* connects, never sends its MPA request */
     int err = 0;
-    int64_t t0 = now_ms();
+    int64_t t0 = (int64_t)sd_now_ms();
     assert_null(P->accept(p.l, &default_params, 200, &p.rb, &err));
     assert_int_equal(err, -ETIMEDOUT);
-    assert_true(now_ms() - t0 < 2000);
+    assert_true((int64_t)sd_now_ms() - t0 < 2000);
     close(fd);
     /* A listener nobody answers: connect times out waiting for the reply. */
     struct sockaddr_in addr = p.addr;
@@ -484,10 +477,10 @@ static void test_mpa_handshake_timeout(void **state)
     assert_int_equal(listen(lfd, 1), 0);
     socklen_t sl = sizeof(addr);
     getsockname(lfd, (struct sockaddr *)&addr, &sl);
-    t0 = now_ms();
+    t0 = (int64_t)sd_now_ms();
     assert_null(P->connect((struct sockaddr *)&addr, sizeof(addr), &default_params, 200, NULL, &err));
     assert_int_equal(err, -ETIMEDOUT);
-    assert_true(now_ms() - t0 < 2000);
+    assert_true((int64_t)sd_now_ms() - t0 < 2000);
     close(lfd);
     P->listener_close(p.l);
 }
@@ -891,7 +884,7 @@ static void test_peer_close_mid_transfer_completes_with_errors(void **state)
     }
     pump(&p, 0);
     pump(&p, 0);
-    int64_t t0 = now_ms();
+    int64_t t0 = (int64_t)sd_now_ms();
     P->destroy(p.b.qp);          /* the peer vanishes in the middle */
     p.b.qp = NULL;
     int done = 0, failed = 0;
@@ -904,7 +897,7 @@ static void test_peer_close_mid_transfer_completes_with_errors(void **state)
     }
     assert_int_equal(done, 65);  /* every request completed exactly once */
     assert_true(failed >= 1);
-    assert_true(now_ms() - t0 < TIMEOUT_MS);
+    assert_true((int64_t)sd_now_ms() - t0 < TIMEOUT_MS);
     buf_free(&p.a, &src);
     buf_free(&p.b, &dst);
     buf_free(&p.b, &rd);
@@ -978,10 +971,10 @@ static void test_interleaved_traffic_both_directions(void **state)
     /* b may only transmit after a's first FPDU: a goes first. */
     int sent[2] = {0, 0}, recvd[2] = {0, 0}, rdma_done[2] = {0, 0}, rdma_posted[2] = {0, 0};
     uint32_t seed = 99;
-    int64_t deadline = now_ms() + 20000;
+    int64_t deadline = (int64_t)sd_now_ms() + 20000;
     while (recvd[0] < MSGS || recvd[1] < MSGS || rdma_done[0] < rdma_posted[0] ||
            rdma_done[1] < rdma_posted[1] || sent[0] < MSGS || sent[1] < MSGS) {
-        assert_true(now_ms() < deadline);
+        assert_true((int64_t)sd_now_ms() < deadline);
         for (int i = 0; i < 2; i++) {
             if (i == 1 && recvd[1] == 0)
                 break;
@@ -1076,7 +1069,7 @@ static void test_throughput_report(void **state)
     memset(s.mem, 7, MIB);
     for (int i = 0; i < DEPTH; i++)
         post_recv_ok(&p.b, &r, (uint64_t)i, (size_t)i * MIB, MIB);
-    int64_t t0 = now_ms();
+    int64_t t0 = (int64_t)sd_now_ms();
     int posted = 0, got = 0;
     while (got < N) {
         while (posted < N && posted - got < DEPTH) {
@@ -1089,10 +1082,10 @@ static void test_throughput_report(void **state)
         got++;
         post_recv_ok(&p.b, &r, wc.wr_id, (size_t)wc.wr_id * MIB, MIB);
     }
-    int64_t ms = now_ms() - t0;
+    int64_t ms = (int64_t)sd_now_ms() - t0;
     printf("# %s: %d x 1 MiB Send: %lld ms, %.0f MiB/s\n", P->name, N, (long long)ms,
            ms ? N * 1000.0 / (double)ms : 0.0);
-    t0 = now_ms();
+    t0 = (int64_t)sd_now_ms();
     struct sd_sge g = sge_of(&s, 0, MIB);
     for (int i = 0; i < N; i++) {
         assert_int_equal(P->post_write(p.a.qp, 5000 + (uint64_t)i, &g, r.mr.rkey,
@@ -1101,7 +1094,7 @@ static void test_throughput_report(void **state)
             for (int k = DEPTH - 1; k >= 0; k--)
                 expect_wc(&p, &p.a, 5000 + (uint64_t)(i - k), SD_WC_RDMA_WRITE, SD_WC_SUCCESS);
     }
-    ms = now_ms() - t0;
+    ms = (int64_t)sd_now_ms() - t0;
     printf("# %s: %d x 1 MiB RDMA Write: %lld ms, %.0f MiB/s\n", P->name, N, (long long)ms,
            ms ? N * 1000.0 / (double)ms : 0.0);
     buf_free(&p.a, &s);

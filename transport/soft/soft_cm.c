@@ -6,6 +6,7 @@
 #include "soft_mpa.h"
 #include "soft_qp.h"
 #include "log.h"
+#include "sd_clock.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,7 +14,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* SMBDIRECT_SOFT_CRC=1 asks peers for MPA CRC; by default it is used only when the
@@ -29,20 +29,13 @@ int sd_soft_want_crc(void)
     return -EINVAL;
 }
 
-int64_t sd_soft_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* Waits for events on fd until the deadline (-1: none). 0, or -ETIMEDOUT/-errno. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
     for (;;) {
         int left = -1;
         if (deadline >= 0) {
-            int64_t d = deadline - sd_soft_now_ms();
+            int64_t d = deadline - (int64_t)sd_now_ms();
             left = d < 0 ? 0 : (int)(d > 1000000 ? 1000000 : d);
         }
         struct pollfd p = {.fd = fd, .events = events};
@@ -147,7 +140,7 @@ static struct sd_qp *fail(int fd, int *err, int e)
 
 static int64_t deadline_of(int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : sd_soft_now_ms() + timeout_ms;
+    return timeout_ms < 0 ? -1 : (int64_t)sd_now_ms() + timeout_ms;
 }
 
 struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,

@@ -25,7 +25,6 @@ void sd_soft_listener_close(struct sd_listener *l);
 int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len);
 
 /* ---- shared by the active and passive sides (soft_cm.c) ---- */
-int64_t sd_soft_now_ms(void);
 /* SMBDIRECT_SOFT_CRC: 0/1, or -EINVAL (logged) for a bad value. */
 int sd_soft_want_crc(void);
 /* Socket options the data path wants on a connected socket. */

@@ -7,6 +7,7 @@
 #include "soft_cm.h"
 #include "soft_pending.h"
 #include "log.h"
+#include "sd_clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -247,7 +248,7 @@ static struct sd_qp *accept_round(struct sd_listener *l, const struct sd_cm_para
 static struct sd_qp *accept_step(struct sd_listener *l, const struct sd_cm_params *params, int crc,
                                  struct sd_cm_result *result, int *err)
 {
-    int64_t now = sd_soft_now_ms();
+    int64_t now = (int64_t)sd_now_ms();
     struct sd_qp *qp;
     int added;
 
@@ -265,7 +266,7 @@ static struct sd_qp *accept_step(struct sd_listener *l, const struct sd_cm_param
 struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *params,
                              int timeout_ms, struct sd_cm_result *result, int *err)
 {
-    int64_t deadline = timeout_ms < 0 ? -1 : sd_soft_now_ms() + timeout_ms;
+    int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)sd_now_ms() + timeout_ms;
     int crc = sd_soft_want_crc(), e = -EINVAL;
     struct sd_qp *qp = NULL;
 
@@ -276,7 +277,7 @@ struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *p
         if (qp || e != -EAGAIN || timeout_ms == 0)
             break;
         if (deadline >= 0) {
-            int64_t d = deadline - sd_soft_now_ms();
+            int64_t d = deadline - (int64_t)sd_now_ms();
             if (d <= 0) {
                 e = -ETIMEDOUT;
                 break;

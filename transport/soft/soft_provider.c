@@ -5,12 +5,12 @@
 #include "soft_qp.h"
 #include "soft_cm.h"
 #include "log.h"
+#include "sd_clock.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DESTROY_DRAIN_MS 200   /* bounded wait for a pending Terminate at destroy */
@@ -163,13 +163,11 @@ static void soft_destroy(struct sd_qp *qp)
     if (!qp)
         return;
     sd_soft_qp_fail(qp, SD_WC_FLUSHED, SD_SOFT_BLAME_NONE);
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t deadline = sd_now_ms() + DESTROY_DRAIN_MS;
     while (qp->tail && !sd_soft_tx_drain_tail(qp)) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
         struct pollfd p = {.fd = qp->fd, .events = POLLOUT};
-        if (spent >= DESTROY_DRAIN_MS || poll(&p, 1, (int)(DESTROY_DRAIN_MS - spent)) <= 0)
+        int left = sd_ms_until(deadline);
+        if (left == 0 || poll(&p, 1, left) <= 0)
             break;
     }
     free(qp->tail);

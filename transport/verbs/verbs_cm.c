@@ -7,9 +7,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
+#include "sd_clock.h"
 #include "sd_irdord.h"
 #include "verbs_priv.h"
 
@@ -17,17 +17,9 @@
  * rdma_accept: the request was complete, only the kernel's handshake end remains. */
 #define VERBS_ESTABLISH_MS 1000
 
-long long sd_verbs_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int remaining_ms(long long deadline_ms)
 {
-    long long left = deadline_ms - sd_verbs_now_ms();
+    long long left = deadline_ms - (long long)sd_now_ms();
 
     return left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
@@ -253,7 +245,7 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
                                const struct sd_cm_params *params, int timeout_ms,
                                struct sd_cm_result *result, int *err)
 {
-    long long deadline = sd_verbs_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    long long deadline = (long long)sd_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     struct rdma_event_channel *ch = NULL;
     struct rdma_cm_id *id = NULL;
     struct sd_qp *qp = NULL;
@@ -430,7 +422,7 @@ static int next_request(struct sd_listener *l, long long deadline, struct sd_ver
 struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *params,
                               int timeout_ms, struct sd_cm_result *result, int *err)
 {
-    long long deadline = sd_verbs_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    long long deadline = (long long)sd_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     struct rdma_event_channel *ch = NULL;
     struct rdma_cm_id *child;
     struct sd_qp *qp = NULL;
@@ -484,7 +476,7 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
     if (rdma_accept(child, &cp))
         rc = -errno;
     if (!rc)
-        rc = expect_cm_event(ch, timeout_ms == 0 ? sd_verbs_now_ms() + VERBS_ESTABLISH_MS
+        rc = expect_cm_event(ch, timeout_ms == 0 ? (long long)sd_now_ms() + VERBS_ESTABLISH_MS
                                                  : deadline, RDMA_CM_EVENT_ESTABLISHED, &ev);
     if (rc) {
         /* The hook's work is on the qp: the failure surfaces as connection loss. */

@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "verbs_priv.h"
+#include "sd_clock.h"
 
 #define SD_VERBS_RESOLVE_MS 2000
 
@@ -47,7 +48,7 @@ int sd_verbs_is_iwarp(const struct sockaddr *dst, socklen_t dstlen)
     if (rdma_resolve_addr(id, NULL, (struct sockaddr *)dst, SD_VERBS_RESOLVE_MS))
         rc = -errno;
     if (!rc)
-        rc = sd_verbs_wait_cm_event(ch, sd_verbs_now_ms() + SD_VERBS_RESOLVE_MS + 500, &ev);
+        rc = sd_verbs_wait_cm_event(ch, (long long)sd_now_ms() + SD_VERBS_RESOLVE_MS + 500, &ev);
     if (!rc && ev.type != RDMA_CM_EVENT_ADDR_RESOLVED)
         rc = ev.status < 0 ? ev.status : -EHOSTUNREACH;
     if (!rc && (!id->verbs || !id->verbs->device))

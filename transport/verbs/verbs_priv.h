@@ -76,7 +76,6 @@ int sd_verbs_new_cm_id(struct rdma_event_channel **ch, struct rdma_cm_id **id);
 int sd_verbs_channel_nonblock(int fd);
 int sd_verbs_wait_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
                            struct sd_verbs_cm_event *ev);
-long long sd_verbs_now_ms(void);
 
 /* verbs_qp.c */
 /* Builds the QP, CQ, completion channel and fd() set on a resolved (active) or

@@ -1,0 +1,24 @@
+/* common/sd_clock.c — the monotonic millisecond clock (see sd_clock.h). */
+#include "sd_clock.h"
+
+#include <time.h>
+
+uint64_t sd_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int sd_ms_until(uint64_t deadline_ms)
+{
+    uint64_t now;
+
+    if (deadline_ms == UINT64_MAX)
+        return -1;
+    now = sd_now_ms();
+    if (deadline_ms <= now)
+        return 0;
+    return deadline_ms - now > INT32_MAX ? INT32_MAX : (int)(deadline_ms - now);
+}

@@ -1,0 +1,14 @@
+/* common/sd_clock.h — the one clock of the project: CLOCK_MONOTONIC in milliseconds,
+ * for timers, deadlines and timeouts everywhere (engine, providers, loop, programs). */
+#ifndef SMBDIRECT_SD_CLOCK_H
+#define SMBDIRECT_SD_CLOCK_H
+
+#include <stdint.h>
+
+uint64_t sd_now_ms(void);
+
+/* Milliseconds from now until deadline_ms, as a poll()/epoll_wait() timeout: 0 once
+ * the deadline has passed, capped at INT32_MAX; -1 (wait forever) for UINT64_MAX. */
+int sd_ms_until(uint64_t deadline_ms);
+
+#endif
