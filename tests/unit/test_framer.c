@@ -202,7 +202,7 @@ static void init_allocates_nothing(void **state)
     struct smbd_framer f;
     (void)state;
     assert_int_equal(smbd_framer_init(&f, SMBD_FRAMER_MAX_MSG), 0);
-    assert_null(f.buf);
+    assert_null(f.buf.data);
     assert_int_equal(smbd_framer_buffered(&f), 0);
     smbd_framer_destroy(&f);
 }
@@ -228,7 +228,7 @@ static void single_message_pops_in_place_without_prefix(void **state)
     assert_int_equal(rig_pop(&r), 1);
     assert_int_equal(r.len, 3);
     assert_memory_equal(r.msg, "abc", 3);
-    assert_ptr_equal(r.msg, r.f.buf + 4); /* no copy: the message is in the buffer */
+    assert_ptr_equal(r.msg, r.f.buf.data + 4); /* no copy: the message is in the buffer */
     assert_int_equal(smbd_framer_buffered(&r.f), 0);
     assert_int_equal(rig_pop(&r), 0);
     smbd_framer_destroy(&r.f);
@@ -512,7 +512,7 @@ static void over_limit_prefix_does_not_grow_buffer(void **state)
     (void)state;
     rig_start(&r, 1000, in, sizeof(in));
     assert_int_equal(rig_space(&r), -EPROTO);
-    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    assert_int_equal(r.f.buf.cap, SMBD_FRAMER_BASE_CAP);
     smbd_framer_destroy(&r.f);
 }
 
@@ -524,7 +524,7 @@ static void buffer_starts_at_base_capacity(void **state)
     (void)state;
     rig_start(&r, SMBD_FRAMER_MAX_MSG, NULL, 0);
     assert_int_equal(rig_space(&r), 0);
-    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    assert_int_equal(r.f.buf.cap, SMBD_FRAMER_BASE_CAP);
     smbd_framer_destroy(&r.f);
 }
 
@@ -546,7 +546,7 @@ static size_t pass_message(struct rig *r, size_t len)
     }
     assert_int_equal(rig_pop(r), 1);
     assert_int_equal(r->len, len);
-    return r->f.cap;
+    return r->f.buf.cap;
 }
 
 static void big_message_grows_buffer_and_it_stays_for_the_next_big_one(void **state)
@@ -559,7 +559,7 @@ static void big_message_grows_buffer_and_it_stays_for_the_next_big_one(void **st
     assert_true(cap >= (8u << 20) + 4); /* the message plus at most one read and rounding */
     assert_true(cap <= (8u << 20) + 4 + SMBD_FRAMER_MIN_ROOM + 4096);
     assert_int_equal(rig_space(&r), 0);
-    assert_int_equal(r.f.cap, cap); /* no shrink/regrow churn between big messages */
+    assert_int_equal(r.f.buf.cap, cap); /* no shrink/regrow churn between big messages */
     assert_int_equal(pass_message(&r, 8u << 20), cap);
     smbd_framer_destroy(&r.f);
 }
@@ -572,7 +572,7 @@ static void buffer_shrinks_back_after_small_traffic(void **state)
     assert_true(pass_message(&r, SMBD_FRAMER_MAX_MSG) > SMBD_FRAMER_BASE_CAP);
     pass_message(&r, 100);
     assert_int_equal(rig_space(&r), 0);
-    assert_int_equal(r.f.cap, SMBD_FRAMER_BASE_CAP);
+    assert_int_equal(r.f.buf.cap, SMBD_FRAMER_BASE_CAP);
     assert_true(r.room >= SMBD_FRAMER_MIN_ROOM);
     smbd_framer_destroy(&r.f);
 }
@@ -584,8 +584,8 @@ static void destroy_releases_buffer(void **state)
     rig_start(&r, 1000, NULL, 0);
     assert_int_equal(rig_space(&r), 0);
     smbd_framer_destroy(&r.f);
-    assert_null(r.f.buf);
-    assert_int_equal(r.f.cap, 0);
+    assert_null(r.f.buf.data);
+    assert_int_equal(r.f.buf.cap, 0);
 }
 
 int main(void)

@@ -7,7 +7,8 @@
  * Link -> stream: the engine delivers by fragments straight from its receive buffers
  * (no reassembly); a whole message or a large fragment is written with its prefix at
  * once when the stream queue is empty (no copy), smaller fragments are gathered in an
- * sd_byteq and written in batches; what the socket does not take waits in the sd_byteq.
+ * output queue (an sd_buf) and written in batches; what the socket does not take waits
+ * there.
  * Receive credits are paused above BRIDGE_STREAM_HIGH queued bytes and resumed below
  * BRIDGE_STREAM_LOW.
  * Engine upcalls only record state; bridge_sync (run after every link event and every
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sd_byteq.h"
+#include "sd_buf.h"
 #include "smbd_framer.h"
 #include "smbd_link_int.h"
 
@@ -36,6 +37,8 @@
 #define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
 #define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
 #define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
+#define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
+#define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
 
 typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
 
@@ -48,7 +51,7 @@ struct smbd_bridge {
     int watched;            /* events the stream fd is watched for, -1: not watched */
     int hup;                /* the stream reported HUP (watch only while reading it) */
     struct smbd_framer framer;
-    struct sd_byteq outq;   /* delivered bytes the stream has not taken yet */
+    struct sd_buf outq;     /* delivered bytes the stream has not taken yet */
     int out_blocked;        /* the stream socket is full: write again once writable */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
@@ -68,6 +71,30 @@ struct smbd_bridge {
 };
 
 static void bridge_sync(struct smbd_bridge *b);
+
+/* Writes queued bytes to the stream (MSG_NOSIGNAL) until empty or the socket is full;
+ * an emptied queue gives back a grown buffer (sd_buf_trim). Returns the bytes written
+ * (0 when it would block) or -errno. */
+static ssize_t outq_send(struct smbd_bridge *b)
+{
+    size_t written = 0;
+
+    while (sd_buf_len(&b->outq) > 0) {
+        ssize_t n = send(b->fd, sd_buf_head(&b->outq), sd_buf_len(&b->outq), MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -errno;
+        }
+        sd_buf_consume(&b->outq, (size_t)n);
+        written += (size_t)n;
+    }
+    sd_buf_trim(&b->outq);
+    return (ssize_t)written;
+}
 
 /* ---- ending ---- */
 
@@ -123,8 +150,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     (void)now;
     if (b->close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->close_timer);
-    if (b->end_err == 0 && sd_byteq_len(&b->outq) > 0)
-        (void)sd_byteq_send(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
+    if (b->end_err == 0 && sd_buf_len(&b->outq) > 0)
+        (void)outq_send(b); /* last bytes of an orderly end, best effort */
     smbd_conn_get_stats(b->conn, &st.smbd);
     st.stream_bytes_in = b->bytes_in;
     st.stream_bytes_out = b->bytes_out;
@@ -133,7 +160,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     smbd_link_free(b->link);
     bridge_close_stream(b);
     smbd_framer_destroy(&b->framer);
-    sd_byteq_free(&b->outq);
+    sd_buf_free(&b->outq);
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
 }
@@ -195,14 +222,14 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
 /* Writes the stream queue; the socket is full (out_blocked) when bytes remain. */
 static void bridge_flush(struct smbd_bridge *b)
 {
-    ssize_t n = sd_byteq_send(&b->outq, b->fd);
+    ssize_t n = outq_send(b);
 
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
     }
     b->bytes_out += (size_t)n;
-    b->out_blocked = sd_byteq_len(&b->outq) > 0;
+    b->out_blocked = sd_buf_len(&b->outq) > 0;
 }
 
 /* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
@@ -247,7 +274,7 @@ static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint
         total += sizeof(prefix);
     }
     iov[n++] = (struct iovec){ (void *)data, len };
-    if (sd_byteq_len(&b->outq) == 0 && !b->out_blocked &&
+    if (sd_buf_len(&b->outq) == 0 && !b->out_blocked &&
         (remaining == 0 || len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, iov, n);
 
@@ -256,12 +283,12 @@ static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint
         sent = (size_t)w;
         b->out_blocked = sent < total;
     }
-    if (sent < total && (rc = sd_byteq_append(&b->outq, iov, n, sent)) < 0) {
+    if (sent < total && (rc = sd_buf_append(&b->outq, iov, n, sent)) < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return;
     }
-    if (!b->out_blocked && sd_byteq_len(&b->outq) > 0 &&
-        (remaining == 0 || sd_byteq_len(&b->outq) >= BRIDGE_FLUSH))
+    if (!b->out_blocked && sd_buf_len(&b->outq) > 0 &&
+        (remaining == 0 || sd_buf_len(&b->outq) >= BRIDGE_FLUSH))
         bridge_flush(b);
 }
 
@@ -403,7 +430,7 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 
     if (!b->stream_eof && !b->send_blocked && !b->disconnecting)
         want |= SD_EV_IN;
-    if (sd_byteq_len(&b->outq) > 0)
+    if (sd_buf_len(&b->outq) > 0)
         want |= SD_EV_OUT;
     if (want == 0 && b->hup)
         want = -1; /* a hung-up fd would report HUP forever: stop watching it */
@@ -423,11 +450,11 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 static void bridge_sync(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
-    size_t outq = sd_byteq_len(&b->outq);
+    size_t outq = sd_buf_len(&b->outq);
 
     if (!b->ending && !b->out_blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
-        outq = sd_byteq_len(&b->outq);
+        outq = sd_buf_len(&b->outq);
     }
     if (b->ending)
         return;
@@ -485,6 +512,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
                                .watched = -1, .on_end = on_end, .ctx = ctx };
+    sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     rc = smbd_framer_init(&b->framer, p.max_fragmented_send_size < SMBD_FRAMER_MAX_MSG
                                           ? p.max_fragmented_send_size
                                           : SMBD_FRAMER_MAX_MSG);

@@ -1,6 +1,6 @@
 /* transport/bridge/smbd_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
  * every message is prefixed by 0x00 and a 24-bit big-endian length. The framer owns one
- * growable buffer: the caller recv()s straight into its free space and pops complete
+ * growable buffer (sd_buf): the caller recv()s straight into its free space and pops complete
  * messages in place, so stream bytes are copied at most once (when a partial message
  * is moved to the front) and one recv() can bring in many messages.
  *
@@ -13,18 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sd_buf.h"
+
 #define SMBD_FRAMER_PREFIX_SIZE 4u
 #define SMBD_FRAMER_MAX_MSG     0xFFFFFFu         /* largest 24-bit length */
 #define SMBD_FRAMER_MIN_ROOM    (64u * 1024)      /* free space offered per read when useful */
 #define SMBD_FRAMER_BASE_CAP    (128u * 1024)     /* buffer size of an idle connection */
 
 struct smbd_framer {
-    uint8_t *buf;        /* NULL until the first smbd_framer_space() */
-    size_t cap;          /* allocated bytes */
-    size_t head;         /* first byte not yet popped */
-    size_t tail;         /* end of the committed bytes */
+    struct sd_buf buf;   /* stream bytes not yet popped (prefixes included) */
     size_t max_msg;      /* largest upper-layer message accepted */
-    size_t last_len;     /* length of the last popped message (shrink policy) */
     size_t too_long;     /* with error: the length of a message over max_msg, else 0 */
     const char *error;   /* set once the stream is malformed; sticky */
 };

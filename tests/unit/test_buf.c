@@ -1,0 +1,122 @@
+/* tests/unit/test_buf.c — the bridge's growable byte buffer (transport/bridge/sd_buf.c):
+ * lazy allocation, FIFO order across appends and partial consumes, cheap compaction
+ * instead of growth, geometric growth, and giving memory back only after small traffic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sd_buf.h"
+
+#define BASE 4096u
+#define IDLE 16384u
+
+static void append_bytes(struct sd_buf *b, uint8_t value, size_t len)
+{
+    uint8_t chunk[1024];
+    struct iovec iov = { chunk, len };
+
+    assert_true(len <= sizeof(chunk));
+    memset(chunk, value, len);
+    assert_int_equal(sd_buf_append(b, &iov, 1, 0), 0);
+}
+
+static void test_lazy_and_fifo(void **state)
+{
+    struct sd_buf b;
+    uint8_t a[3] = { 1, 2, 3 }, c[4] = { 4, 5, 6, 7 };
+    struct iovec iov[2] = { { a, sizeof(a) }, { c, sizeof(c) } };
+
+    (void)state;
+    sd_buf_init(&b, BASE, IDLE);
+    assert_null(b.data);
+    assert_int_equal(sd_buf_append(&b, iov, 2, 2), 0); /* skips 1, 2 */
+    assert_int_equal(sd_buf_len(&b), 5);
+    assert_int_equal(b.cap, BASE);
+    assert_memory_equal(sd_buf_head(&b), ((uint8_t[]){ 3, 4, 5, 6, 7 }), 5);
+    sd_buf_consume(&b, 2);
+    assert_memory_equal(sd_buf_head(&b), ((uint8_t[]){ 5, 6, 7 }), 3);
+    assert_int_equal(sd_buf_append(&b, iov, 2, 7), 0); /* everything skipped */
+    assert_int_equal(sd_buf_len(&b), 3);
+    sd_buf_consume(&b, 3);
+    assert_int_equal(b.head, 0); /* rewound */
+    assert_int_equal(b.tail, 0);
+    sd_buf_free(&b);
+    assert_null(b.data);
+}
+
+static void test_compacts_before_growing(void **state)
+{
+    struct sd_buf b;
+
+    (void)state;
+    sd_buf_init(&b, BASE, IDLE);
+    for (int i = 0; i < 4; i++)
+        append_bytes(&b, (uint8_t)i, 1000);
+    sd_buf_consume(&b, 3000); /* 1000 held at offset 3000 of 4096 */
+    append_bytes(&b, 9, 1000);  /* fits only after moving to the front */
+    assert_int_equal(b.cap, BASE);
+    assert_int_equal(b.head, 0);
+    assert_int_equal(sd_buf_head(&b)[999], 3);
+    assert_int_equal(sd_buf_head(&b)[1000], 9);
+    sd_buf_free(&b);
+}
+
+static void test_grows_geometrically_keeping_bytes(void **state)
+{
+    struct sd_buf b;
+    uint8_t *room;
+
+    (void)state;
+    sd_buf_init(&b, BASE, IDLE);
+    append_bytes(&b, 7, 1000);
+    room = sd_buf_reserve(&b, BASE); /* 1000 + 4096 > 4096 */
+    assert_non_null(room);
+    assert_true(b.cap >= BASE + BASE / 2);
+    assert_true(b.cap % 4096 == 0);
+    assert_true(sd_buf_room(&b) >= BASE);
+    assert_int_equal(sd_buf_head(&b)[999], 7);
+    assert_ptr_equal(room, sd_buf_head(&b) + 1000);
+    sd_buf_free(&b);
+}
+
+static void test_trim_after_small_traffic_only(void **state)
+{
+    struct sd_buf b;
+
+    (void)state;
+    sd_buf_init(&b, BASE, IDLE);
+    assert_non_null(sd_buf_reserve(&b, 4 * IDLE)); /* a large need */
+    sd_buf_commit(&b, 4 * IDLE);
+    sd_buf_consume(&b, 4 * IDLE);
+    sd_buf_trim(&b);
+    assert_true(b.cap >= 4 * IDLE); /* large traffic: the buffer stays */
+    append_bytes(&b, 1, 100);
+    sd_buf_trim(&b);
+    assert_true(b.cap >= 4 * IDLE); /* not empty: nothing happens */
+    sd_buf_consume(&b, 100);
+    sd_buf_trim(&b);
+    assert_null(b.data); /* only small needs since the last trim: given back */
+    assert_int_equal(b.cap, 0);
+    append_bytes(&b, 1, 100);
+    assert_int_equal(b.cap, BASE);
+    sd_buf_consume(&b, 100);
+    sd_buf_trim(&b);
+    assert_int_equal(b.cap, BASE); /* within idle_cap: kept */
+    sd_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lazy_and_fifo),
+        cmocka_unit_test(test_compacts_before_growing),
+        cmocka_unit_test(test_grows_geometrically_keeping_bytes),
+        cmocka_unit_test(test_trim_after_small_traffic_only),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,107 @@
+/* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h. */
+#include "sd_buf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_ALIGN 4096u
+
+void sd_buf_init(struct sd_buf *b, size_t base_cap, size_t idle_cap)
+{
+    memset(b, 0, sizeof(*b));
+    b->base_cap = base_cap;
+    b->idle_cap = idle_cap;
+}
+
+void sd_buf_free(struct sd_buf *b)
+{
+    free(b->data);
+    sd_buf_init(b, b->base_cap, b->idle_cap);
+}
+
+/* Moves the held bytes into a new allocation of cap bytes (copied once). */
+static int reallocate(struct sd_buf *b, size_t cap)
+{
+    size_t n = sd_buf_len(b);
+    uint8_t *nb = malloc(cap);
+
+    if (!nb)
+        return -ENOMEM;
+    if (n)
+        memcpy(nb, b->data + b->head, n);
+    free(b->data);
+    b->data = nb;
+    b->cap = cap;
+    b->head = 0;
+    b->tail = n;
+    return 0;
+}
+
+uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
+{
+    size_t n = sd_buf_len(b), cap;
+
+    if (need > b->max_need)
+        b->max_need = need;
+    if (b->cap - b->tail >= need)
+        return b->data + b->tail;
+    if (b->head > 0 && b->cap - n >= need && n <= b->cap / 2) {
+        memmove(b->data, b->data + b->head, n); /* cheap: at most half the buffer */
+        b->head = 0;
+        b->tail = n;
+        return b->data + b->tail;
+    }
+    cap = n + need;
+    if (cap < b->cap + b->cap / 2)
+        cap = b->cap + b->cap / 2;
+    if (cap < b->base_cap)
+        cap = b->base_cap;
+    cap = (cap + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN;
+    return reallocate(b, cap) == 0 ? b->data + b->tail : NULL;
+}
+
+void sd_buf_consume(struct sd_buf *b, size_t n)
+{
+    b->head += n;
+    if (b->head == b->tail)
+        b->head = b->tail = 0;
+}
+
+void sd_buf_trim(struct sd_buf *b)
+{
+    if (sd_buf_len(b) > 0)
+        return;
+    if (b->cap > b->idle_cap && b->max_need <= b->idle_cap) {
+        free(b->data); /* the next reserve allocates base_cap again */
+        b->data = NULL;
+        b->cap = 0;
+    }
+    b->max_need = 0;
+}
+
+int sd_buf_append(struct sd_buf *b, const struct iovec *iov, int iovcnt, size_t skip)
+{
+    size_t total = 0;
+    uint8_t *dst;
+
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (skip >= total)
+        return 0;
+    if (!(dst = sd_buf_reserve(b, total - skip)))
+        return -ENOMEM;
+    for (int i = 0; i < iovcnt; i++) {
+        size_t len = iov[i].iov_len;
+
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        memcpy(dst, (const uint8_t *)iov[i].iov_base + skip, len - skip);
+        dst += len - skip;
+        b->tail += len - skip;
+        skip = 0;
+    }
+    return 0;
+}
