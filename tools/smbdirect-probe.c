@@ -63,15 +63,15 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
     smbd_conn_query(smbd_link_conn(k), &p);
     printf("peer: %s\n", peer);
     printf("transport: %s\n", transport);
-    printf("version: 0x%04x\n", p.protocol);
-    printf("credits.send_target: %u\n", p.send_credit_target);
+    printf("version: 0x%04x\n", p.neg.protocol);
+    printf("credits.send_target: %u\n", p.neg.send_credit_target);
     printf("credits.send_granted: %u\n", p.send_credits);
-    printf("credits.receive_max: %u\n", p.receive_credit_max);
-    printf("MaxSendSize: %u\n", p.max_send_size);
-    printf("MaxReceiveSize: %u\n", p.max_receive_size);
-    printf("MaxFragmentedSize.send: %u\n", p.max_fragmented_send_size);
-    printf("MaxFragmentedSize.recv: %u\n", p.max_fragmented_recv_size);
-    printf("MaxReadWriteSize: %u\n", p.max_read_write_size);
+    printf("credits.receive_max: %u\n", p.neg.receive_credit_max);
+    printf("MaxSendSize: %u\n", p.neg.max_send_size);
+    printf("MaxReceiveSize: %u\n", p.neg.max_receive_size);
+    printf("MaxFragmentedSize.send: %u\n", p.neg.max_fragmented_send_size);
+    printf("MaxFragmentedSize.recv: %u\n", p.neg.max_fragmented_recv_size);
+    printf("MaxReadWriteSize: %u\n", p.neg.max_read_write_size);
     printf("IRD: %u\n", cm->ird);
     printf("ORD: %u\n", cm->ord);
 }

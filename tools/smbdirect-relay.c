@@ -155,9 +155,9 @@ static void conn_print_established(const struct relay_conn *c, const struct smbd
     snprintf(line, sizeof(line),
              "relay: conn %u from %s established: version 0x%04x credits %u/%u send %u recv %u "
              "frag %u peer_frag %u rw %u ird %u ord %u",
-             c->id, c->peer, p.protocol, p.send_credit_target, p.receive_credit_max,
-             p.max_send_size, p.max_receive_size, p.max_fragmented_recv_size,
-             p.max_fragmented_send_size, p.max_read_write_size, cm->ird, cm->ord);
+             c->id, c->peer, p.neg.protocol, p.neg.send_credit_target, p.neg.receive_credit_max,
+             p.neg.max_send_size, p.neg.max_receive_size, p.neg.max_fragmented_recv_size,
+             p.neg.max_fragmented_send_size, p.neg.max_read_write_size, cm->ird, cm->ord);
     fprintf(stderr, "%s\n", line);
     sd_info("%s", line);
 }

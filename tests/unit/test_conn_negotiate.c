@@ -111,11 +111,11 @@ static void test_active_accepts_response(void **state)
     assert_true(smbd_conn_is_established(e.conn));
     assert_int_equal(smbd_conn_role(e.conn), SMBD_ROLE_ESTABLISHED);
     assert_int_equal(smbd_conn_query(e.conn, &p), 0);
-    assert_int_equal(p.protocol, 0x0100);
-    assert_int_equal(p.max_send_size, 1024);           /* min(1364, peer MaxReceiveSize) */
-    assert_int_equal(p.max_receive_size, 1024);        /* min(8192, peer PreferredSendSize) */
-    assert_int_equal(p.max_read_write_size, MIB);      /* min(8 MiB, peer's) */
-    assert_int_equal(p.max_fragmented_send_size, 128 * 1024);
+    assert_int_equal(p.neg.protocol, 0x0100);
+    assert_int_equal(p.neg.max_send_size, 1024);           /* min(1364, peer MaxReceiveSize) */
+    assert_int_equal(p.neg.max_receive_size, 1024);        /* min(8192, peer PreferredSendSize) */
+    assert_int_equal(p.neg.max_read_write_size, MIB);      /* min(8 MiB, peer's) */
+    assert_int_equal(p.neg.max_fragmented_send_size, 128 * 1024);
     /* The peer holds no credit yet: an empty message grants what it asked for. */
     assert_int_equal(fake_sent_count(e.qp), 2);
     m = fake_sent_get(e.qp, 1);
@@ -300,13 +300,13 @@ static void test_pair_negotiates(void **state)
     assert_int_equal(b.established, 1);
     assert_int_equal(smbd_conn_query(a.conn, &pa), 0);
     assert_int_equal(smbd_conn_query(b.conn, &pb), 0);
-    assert_int_equal(pa.max_send_size, 1364);
-    assert_int_equal(pb.max_send_size, 2048);
-    assert_int_equal(pa.max_receive_size, 2048);  /* min(4096, B's PreferredSendSize) */
-    assert_int_equal(pb.max_receive_size, 1364);  /* min(8192, A's PreferredSendSize) */
-    assert_int_equal(pa.max_read_write_size, 4 * MIB);
-    assert_int_equal(pb.max_read_write_size, 4 * MIB);
-    assert_int_equal(pa.max_fragmented_send_size, pb.max_fragmented_recv_size);
+    assert_int_equal(pa.neg.max_send_size, 1364);
+    assert_int_equal(pb.neg.max_send_size, 2048);
+    assert_int_equal(pa.neg.max_receive_size, 2048);  /* min(4096, B's PreferredSendSize) */
+    assert_int_equal(pb.neg.max_receive_size, 1364);  /* min(8192, A's PreferredSendSize) */
+    assert_int_equal(pa.neg.max_read_write_size, 4 * MIB);
+    assert_int_equal(pb.neg.max_read_write_size, 4 * MIB);
+    assert_int_equal(pa.neg.max_fragmented_send_size, pb.neg.max_fragmented_recv_size);
     assert_int_equal(pa.send_credits, pb.receive_credits);
     assert_int_equal(pb.send_credits, pa.receive_credits);
     assert_true(pa.send_credits >= 1 && pa.send_credits <= 50);

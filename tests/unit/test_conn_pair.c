@@ -150,8 +150,8 @@ static void check_credits_consistent(struct th_end *a, struct th_end *b)
     assert_int_equal(smbd_conn_query(b->conn, &pb), 0);
     assert_int_equal(pa.send_credits, pb.receive_credits);
     assert_int_equal(pb.send_credits, pa.receive_credits);
-    assert_true(pa.receive_credits <= pa.receive_credit_max);
-    assert_true(pb.receive_credits <= pb.receive_credit_max);
+    assert_true(pa.receive_credits <= pa.neg.receive_credit_max);
+    assert_true(pb.receive_credits <= pb.neg.receive_credit_max);
 }
 
 /* Lets time pass with nothing to send: each idle timer sends a keepalive that the
@@ -225,8 +225,8 @@ static void run(const struct scenario *sc, uint64_t seed)
     assert_int_equal(a.established + b.established, 2);
     assert_int_equal(smbd_conn_query(a.conn, &pa), 0);
     assert_int_equal(smbd_conn_query(b.conn, &pb), 0);
-    plan(ab, 0, sc->nmsgs, sc->nlarge, pa.max_fragmented_send_size);
-    plan(ba, 1, sc->nmsgs, sc->nlarge, pb.max_fragmented_send_size);
+    plan(ab, 0, sc->nmsgs, sc->nlarge, pa.neg.max_fragmented_send_size);
+    plan(ba, 1, sc->nmsgs, sc->nlarge, pb.neg.max_fragmented_send_size);
     watch_deliveries(&a, &b, ab, ba);
 
     while (ab->next_send < ab->nmsgs || ba->next_send < ba->nmsgs) {

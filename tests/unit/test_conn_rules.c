@@ -102,8 +102,8 @@ static void test_req_minimum_values_accepted(void **state)
     assert_int_equal(e.terminated_calls, 0);
     assert_int_equal(e.established, 1);
     assert_int_equal(smbd_conn_query(e.conn, &p), 0);
-    assert_int_equal(p.max_receive_size, 128); /* PreferredSendSize 100 rounds up to 128 */
-    assert_int_equal(p.max_send_size, 128);
+    assert_int_equal(p.neg.max_receive_size, 128); /* PreferredSendSize 100 rounds up to 128 */
+    assert_int_equal(p.neg.max_send_size, 128);
     th_end_free(&e);
 }
 

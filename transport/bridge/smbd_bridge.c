@@ -203,7 +203,7 @@ static void fail_too_large(struct smbd_bridge *b, size_t len)
     bridge_fail(b, -EMSGSIZE, "a %zu-byte SMB2 message exceeds the peer's MaxFragmentedSize "
                 "of %u bytes (MS-SMBD 3.1.4.2); the server must offer a larger "
                 "MaxFragmentedSize, or the program must use smaller reads/writes",
-                len, p.max_fragmented_send_size);
+                len, p.neg.max_fragmented_send_size);
 }
 
 static void bridge_close_timeout_cb(void *ctx, uint64_t now)
@@ -513,8 +513,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
                                .watched = -1, .on_end = on_end, .ctx = ctx };
     sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    rc = smbd_framer_init(&b->framer, p.max_fragmented_send_size < SMBD_FRAMER_MAX_MSG
-                                          ? p.max_fragmented_send_size
+    rc = smbd_framer_init(&b->framer, p.neg.max_fragmented_send_size < SMBD_FRAMER_MAX_MSG
+                                          ? p.neg.max_fragmented_send_size
                                           : SMBD_FRAMER_MAX_MSG);
     if (rc < 0)
         goto fail;

@@ -81,12 +81,12 @@ struct smbd_conn *smbd_conn_new(enum smbd_role role, const struct smbd_config *c
     c->qp = qp;
     c->upper = *upper;
     c->ctx = ctx;
-    c->max_send_size = cfg->max_send_size;
-    c->max_receive_size = cfg->max_receive_size;
-    c->max_fragmented_recv_size = cfg->max_fragmented_recv_size;
-    c->max_read_write_size = role == SMBD_ROLE_ACTIVE ? 0 : cfg->max_read_write_size;
-    c->send_credit_target = cfg->send_credit_target;
-    c->receive_credit_max = cfg->receive_credit_max;
+    c->neg.max_send_size = cfg->max_send_size;
+    c->neg.max_receive_size = cfg->max_receive_size;
+    c->neg.max_fragmented_recv_size = cfg->max_fragmented_recv_size;
+    c->neg.max_read_write_size = role == SMBD_ROLE_ACTIVE ? 0 : cfg->max_read_write_size;
+    c->neg.send_credit_target = cfg->send_credit_target;
+    c->neg.receive_credit_max = cfg->receive_credit_max;
     c->keepalive = SMBD_KA_NONE;
     c->state = SMBD_ST_NEW;
     c->negotiate_deadline = UINT64_MAX;
@@ -256,14 +256,7 @@ int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out) /* 3.1.4
 {
     if (c->role != SMBD_ROLE_ESTABLISHED)
         return -ENOTCONN;
-    out->protocol = c->protocol;
-    out->max_send_size = c->max_send_size;
-    out->max_receive_size = c->max_receive_size;
-    out->max_fragmented_send_size = c->max_fragmented_send_size;
-    out->max_fragmented_recv_size = c->max_fragmented_recv_size;
-    out->max_read_write_size = c->max_read_write_size;
-    out->send_credit_target = c->send_credit_target;
-    out->receive_credit_max = c->receive_credit_max;
+    out->neg = c->neg;
     out->send_credits = (uint16_t)c->send_credits;
     out->receive_credits = (uint16_t)c->receive_credits;
     return 0;

@@ -41,8 +41,8 @@ void smbd_config_default(struct smbd_config *cfg, enum smbd_role role);
 /* Returns NULL when cfg is usable, else a static string naming the bad field. */
 const char *smbd_config_check(const struct smbd_config *cfg);
 
-/* Negotiated parameters (3.1.4.7 Query Connection Parameters). */
-struct smbd_params {
+/* The negotiated parameters (Connection.* of 3.1.1.1, set by 3.1.5.6 / 3.1.5.7). */
+struct smbd_negotiated {
     uint16_t protocol;                 /* 0x0100 */
     uint32_t max_send_size;
     uint32_t max_receive_size;
@@ -51,6 +51,11 @@ struct smbd_params {
     uint32_t max_read_write_size;
     uint16_t send_credit_target;
     uint16_t receive_credit_max;
+};
+
+/* 3.1.4.7 Query Connection Parameters: the negotiated ones and the current credits. */
+struct smbd_params {
+    struct smbd_negotiated neg;
     uint16_t send_credits;             /* current */
     uint16_t receive_credits;          /* current, granted and not yet consumed */
 };

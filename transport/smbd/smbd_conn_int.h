@@ -77,15 +77,8 @@ struct smbd_registration {
 struct smbd_conn {
     /* Connection.* of 3.1.1.1 */
     enum smbd_role role;
-    uint16_t protocol;
-    uint32_t max_send_size;
-    uint32_t max_receive_size;
-    uint32_t max_fragmented_send_size;
-    uint32_t max_fragmented_recv_size;
-    uint32_t max_read_write_size;
-    uint16_t send_credit_target;
+    struct smbd_negotiated neg;
     uint32_t send_credits;
-    uint16_t receive_credit_max;
     uint16_t receive_credit_target;
     uint32_t receive_credits;        /* granted to the peer and not yet consumed */
     struct smbd_fifo send_queue;     /* Connection.SendQueue, FIFO of fragments */

@@ -20,10 +20,10 @@ int smbd_send_negotiate_request(struct smbd_conn *c) /* 3.1.5.2 */
     struct smbd_negotiate_req req = {
         .min_version = SMBD_VERSION_1_0,
         .max_version = SMBD_VERSION_1_0,
-        .credits_requested = c->send_credit_target,
-        .preferred_send_size = c->max_send_size,
-        .max_receive_size = c->max_receive_size,
-        .max_fragmented_size = c->max_fragmented_recv_size,
+        .credits_requested = c->neg.send_credit_target,
+        .preferred_send_size = c->neg.max_send_size,
+        .max_receive_size = c->neg.max_receive_size,
+        .max_fragmented_size = c->neg.max_fragmented_recv_size,
     };
     struct smbd_send_slot *s = smbd_slot_get(c, 0);
 
@@ -82,15 +82,15 @@ void smbd_recv_negotiate_request(struct smbd_conn *c, const uint8_t *buf, uint32
                        (unsigned)req.max_fragmented_size);
         return;
     }
-    if (req.preferred_send_size < c->max_receive_size)
-        c->max_receive_size = req.preferred_send_size;
-    if (c->max_receive_size < SMBD_MIN_RECEIVE_SIZE)
-        c->max_receive_size = SMBD_MIN_RECEIVE_SIZE;
-    c->protocol = SMBD_VERSION_1_0;
+    if (req.preferred_send_size < c->neg.max_receive_size)
+        c->neg.max_receive_size = req.preferred_send_size;
+    if (c->neg.max_receive_size < SMBD_MIN_RECEIVE_SIZE)
+        c->neg.max_receive_size = SMBD_MIN_RECEIVE_SIZE;
+    c->neg.protocol = SMBD_VERSION_1_0;
     c->receive_credit_target = req.credits_requested;
-    if (req.max_receive_size < c->max_send_size)
-        c->max_send_size = req.max_receive_size;
-    c->max_fragmented_send_size = req.max_fragmented_size;
+    if (req.max_receive_size < c->neg.max_send_size)
+        c->neg.max_send_size = req.max_receive_size;
+    c->neg.max_fragmented_send_size = req.max_fragmented_size;
 
     granted = smbd_credits_take_grant(c); /* 3.1.5.9 */
     if (granted == 0) {
@@ -101,14 +101,14 @@ void smbd_recv_negotiate_request(struct smbd_conn *c, const uint8_t *buf, uint32
     resp = (struct smbd_negotiate_resp){
         .min_version = SMBD_VERSION_1_0,
         .max_version = SMBD_VERSION_1_0,
-        .negotiated_version = c->protocol,
-        .credits_requested = c->send_credit_target,
+        .negotiated_version = c->neg.protocol,
+        .credits_requested = c->neg.send_credit_target,
         .credits_granted = granted,
         .status = SMBD_STATUS_SUCCESS,
-        .max_read_write_size = c->max_read_write_size,
-        .preferred_send_size = c->max_send_size,
-        .max_receive_size = c->max_receive_size,
-        .max_fragmented_size = c->max_fragmented_recv_size,
+        .max_read_write_size = c->neg.max_read_write_size,
+        .preferred_send_size = c->neg.max_send_size,
+        .max_receive_size = c->neg.max_receive_size,
+        .max_fragmented_size = c->neg.max_fragmented_recv_size,
     };
     s = smbd_slot_get(c, now_ms);
     if (!s || send_raw(c, s, (uint32_t)smbd_encode_negotiate_resp(&resp, s->buf,
@@ -145,7 +145,7 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
         why = "CreditsGranted is 0";
     else if (r.credits_requested == 0)
         why = "CreditsRequested is 0";
-    else if (r.preferred_send_size > c->max_receive_size)
+    else if (r.preferred_send_size > c->neg.max_receive_size)
         why = "PreferredSendSize exceeds our MaxReceiveSize";
     else
         why = NULL;
@@ -153,19 +153,19 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
         smbd_terminate(c, -EPROTO, "invalid Negotiate Response: %s (MS-SMBD 3.1.5.7)", why);
         return;
     }
-    c->protocol = SMBD_VERSION_1_0;
+    c->neg.protocol = SMBD_VERSION_1_0;
     c->receive_credit_target = r.credits_requested;
-    if (r.preferred_send_size < c->max_receive_size)
-        c->max_receive_size = r.preferred_send_size;
-    if (c->max_receive_size < SMBD_MIN_RECEIVE_SIZE)
-        c->max_receive_size = SMBD_MIN_RECEIVE_SIZE;
-    if (r.max_receive_size < c->max_send_size)
-        c->max_send_size = r.max_receive_size;
-    c->max_read_write_size = r.max_read_write_size < c->cfg.max_read_write_size
+    if (r.preferred_send_size < c->neg.max_receive_size)
+        c->neg.max_receive_size = r.preferred_send_size;
+    if (c->neg.max_receive_size < SMBD_MIN_RECEIVE_SIZE)
+        c->neg.max_receive_size = SMBD_MIN_RECEIVE_SIZE;
+    if (r.max_receive_size < c->neg.max_send_size)
+        c->neg.max_send_size = r.max_receive_size;
+    c->neg.max_read_write_size = r.max_read_write_size < c->cfg.max_read_write_size
                                  ? r.max_read_write_size : c->cfg.max_read_write_size;
     c->send_credits = r.credits_granted;
     c->stats.credits_received += r.credits_granted;
-    c->max_fragmented_send_size = r.max_fragmented_size;
+    c->neg.max_fragmented_send_size = r.max_fragmented_size;
     /* 3.1.5.9: the receives are posted; they are granted with our first message. */
     if (smbd_credits_peek_grant(c) == 0) {
         smbd_terminate(c, -ECONNRESET, "no receive credits can be offered (MS-SMBD 3.1.5.7)");

@@ -22,7 +22,7 @@ int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int ac
     if (!buf || len == 0 || !(access & (SMBD_REG_PEER_READ | SMBD_REG_PEER_WRITE)) ||
         (access & ~(SMBD_REG_PEER_READ | SMBD_REG_PEER_WRITE)))
         return -EINVAL;
-    step = c->max_read_write_size;
+    step = c->neg.max_read_write_size;
     n = (len + step - 1) / step;
     if (n > max_descs)
         return -ENOSPC;
@@ -121,7 +121,7 @@ static int rdma_op(struct smbd_conn *c, uint64_t cookie, void *local, size_t len
         return -ENOTCONN;
     if (!local || len == 0)
         return -EINVAL;
-    if (len > c->max_read_write_size)
+    if (len > c->neg.max_read_write_size)
         return -EMSGSIZE;
     for (size_t k = 0; k < ndescs; k++)
         total += descs[k].length;

@@ -37,17 +37,17 @@ static int post_recv(struct smbd_conn *c, uint32_t idx)
  * whole pool (ReceiveCreditMax buffers) now means later grants never allocate. */
 int smbd_recv_pool_init(struct smbd_conn *c)
 {
-    size_t bytes = (size_t)c->receive_credit_max * recv_stride(c);
+    size_t bytes = (size_t)c->neg.receive_credit_max * recv_stride(c);
     int err;
 
     c->recv_mem = aligned_alloc(64, bytes);
-    c->recv_posted_flag = calloc(c->receive_credit_max, 1);
+    c->recv_posted_flag = calloc(c->neg.receive_credit_max, 1);
     if (!c->recv_mem || !c->recv_posted_flag)
         return -ENOMEM;
     err = c->ops->reg_mr(c->qp, c->recv_mem, bytes, SD_ACCESS_LOCAL_WRITE, &c->recv_mr);
     if (err)
         return err;
-    c->recv_count = c->receive_credit_max;
+    c->recv_count = c->neg.receive_credit_max;
     for (uint32_t i = 0; i < c->recv_count; i++) {
         err = post_recv(c, i);
         if (err)
@@ -177,7 +177,7 @@ static const char *data_transfer_violation(const struct smbd_conn *c,
 {
     if (h->credits_requested == 0)
         return "Data Transfer with CreditsRequested 0 (MS-SMBD 3.1.5.8)";
-    if ((uint64_t)h->data_length + h->remaining_data_length > c->max_fragmented_recv_size)
+    if ((uint64_t)h->data_length + h->remaining_data_length > c->neg.max_fragmented_recv_size)
         return "DataLength + RemainingDataLength exceed MaxFragmentedRecvSize (MS-SMBD 3.1.5.8)";
     if (c->receive_credits == 0)
         return "a Data Transfer arrived while the peer held no send credit (MS-SMBD 3.1.5.1)";

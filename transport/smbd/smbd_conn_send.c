@@ -53,7 +53,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
         return 0; /* the last credit only goes with a grant (3.1.5.1) */
     smbd_fifo_pop(&c->send_queue);
     c->send_credits--;
-    h.credits_requested = c->send_credit_target;
+    h.credits_requested = c->neg.send_credit_target;
     h.credits_granted = granted;
     h.flags = 0;
     if (c->keepalive == SMBD_KA_PENDING) {
@@ -145,11 +145,11 @@ int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uin
         return -ENOTCONN;
     /* 3.1.4.2: longer than the peer can reassemble is a local error only. */
     for (int i = 0; i < iovcnt; i++) {
-        if (iov[i].iov_len > c->max_fragmented_send_size - total)
+        if (iov[i].iov_len > c->neg.max_fragmented_send_size - total)
             return -EMSGSIZE;
         total += iov[i].iov_len;
     }
-    frag = c->max_send_size - SMBD_DATA_OFFSET; /* 3.1.5.4: DataOffset 24 */
+    frag = c->neg.max_send_size - SMBD_DATA_OFFSET; /* 3.1.5.4: DataOffset 24 */
     nfrag = total ? (uint32_t)((total + frag - 1) / frag) : 1;
     err = smbd_send_pool_reserve(c, nfrag, now_ms);
     if (err)

@@ -14,7 +14,7 @@ static uint32_t peer_target(const struct smbd_conn *c)
 
     if (t < SMBD_MIN_PEER_CREDITS)
         t = SMBD_MIN_PEER_CREDITS;
-    return t > c->receive_credit_max ? c->receive_credit_max : t;
+    return t > c->neg.receive_credit_max ? c->neg.receive_credit_max : t;
 }
 
 /* 3.1.5.9: while we hold our last send credit with messages queued, offer one
@@ -25,7 +25,7 @@ static uint32_t grant_target(const struct smbd_conn *c)
 
     if (c->send_credits <= 1 && c->send_queue.head && t <= c->receive_credits)
         t = c->receive_credits + 1;
-    return t > c->receive_credit_max ? c->receive_credit_max : t;
+    return t > c->neg.receive_credit_max ? c->neg.receive_credit_max : t;
 }
 
 uint32_t smbd_credits_peek_grant(const struct smbd_conn *c)
