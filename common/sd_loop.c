@@ -2,7 +2,8 @@
  * table indexed by fd (epoll carries fd + generation, so a watch deleted or replaced by
  * an earlier callback of the same batch is recognised and skipped), one-shot timers in
  * a binary heap ordered by (time, id) with an id index for cancel, and a mutex-guarded
- * task queue woken through an eventfd. Any call except sd_loop_post/sd_loop_stop
+ * task queue woken through an eventfd, and prepare hooks in an array run before each
+ * epoll_wait (deleted entries are compacted once no hook is running). Any call except sd_loop_post/sd_loop_stop
  * belongs to the loop thread, including from inside callbacks. */
 #include "sd_loop.h"
 
@@ -17,6 +18,7 @@
 #include <uthash.h>
 
 #define LOOP_MAX_EVENTS 64
+#define LOOP_PREPARE_ROUNDS 8 /* prepare passes before a wait, while hooks report work */
 
 struct loop_watch {
     sd_fd_cb cb;
@@ -31,6 +33,12 @@ struct loop_timer {
     void *ctx;
     size_t heap_index;
     UT_hash_handle hh;
+};
+
+struct loop_prepare {
+    int64_t id;
+    sd_prepare_cb cb; /* NULL: deleted while the hooks were running */
+    void *ctx;
 };
 
 struct loop_task {
@@ -49,6 +57,11 @@ struct sd_loop {
     size_t heap_len, heap_cap;
     struct loop_timer *timers_by_id;
     int64_t next_timer_id;
+
+    struct loop_prepare *prepares;
+    size_t nprepares, prepares_cap;
+    int64_t next_prepare_id;
+    int preparing;             /* inside run_prepares: deletions only mark */
 
     pthread_mutex_t task_lock;
     struct loop_task *task_head, *task_tail;
@@ -75,6 +88,7 @@ struct sd_loop *sd_loop_new(void)
     }
     pthread_mutex_init(&l->task_lock, NULL);
     l->next_timer_id = 1;
+    l->next_prepare_id = 1;
     l->next_gen = 1;
     return l;
 }
@@ -99,6 +113,7 @@ void sd_loop_free(struct sd_loop *l)
     close(l->wakefd);
     free(l->heap);
     free(l->watches);
+    free(l->prepares);
     free(l);
 }
 
@@ -338,6 +353,64 @@ static int run_tasks(struct sd_loop *l)
     return ran;
 }
 
+/* ---- prepare hooks ---- */
+
+int64_t sd_loop_add_prepare(struct sd_loop *l, sd_prepare_cb cb, void *ctx)
+{
+    if (l->nprepares == l->prepares_cap) {
+        size_t cap = l->prepares_cap ? l->prepares_cap * 2 : 8;
+        struct loop_prepare *np = realloc(l->prepares, cap * sizeof(*np));
+
+        if (!np)
+            return -ENOMEM;
+        l->prepares = np;
+        l->prepares_cap = cap;
+    }
+    l->prepares[l->nprepares] = (struct loop_prepare){ l->next_prepare_id, cb, ctx };
+    l->nprepares++;
+    return l->next_prepare_id++;
+}
+
+/* Drops the entries deleted while hooks ran. */
+static void compact_prepares(struct sd_loop *l)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < l->nprepares; i++)
+        if (l->prepares[i].cb)
+            l->prepares[kept++] = l->prepares[i];
+    l->nprepares = kept;
+}
+
+void sd_loop_del_prepare(struct sd_loop *l, int64_t id)
+{
+    for (size_t i = 0; i < l->nprepares; i++) {
+        if (l->prepares[i].id == id)
+            l->prepares[i].cb = NULL;
+    }
+    if (!l->preparing)
+        compact_prepares(l);
+}
+
+static void run_prepares(struct sd_loop *l)
+{
+    int again = 1;
+
+    l->preparing = 1;
+    for (int round = 0; again && round < LOOP_PREPARE_ROUNDS; round++) {
+        again = 0;
+        /* A hook added by a hook runs in the same pass (the count is re-read). */
+        for (size_t i = 0; i < l->nprepares; i++) {
+            struct loop_prepare *p = &l->prepares[i];
+
+            if (p->cb && p->cb(p->ctx))
+                again = 1;
+        }
+    }
+    l->preparing = 0;
+    compact_prepares(l);
+}
+
 /* ---- running ---- */
 
 static int wait_ms(struct sd_loop *l, int timeout_ms, uint64_t now)
@@ -359,6 +432,7 @@ int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
     struct epoll_event evs[LOOP_MAX_EVENTS];
     int n, ran = 0, tasks_pending = 0;
 
+    run_prepares(l);
     n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait_ms(l, timeout_ms, sd_now_ms()));
     if (n < 0)
         return errno == EINTR ? 0 : -errno;

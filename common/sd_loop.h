@@ -30,10 +30,19 @@ int sd_loop_del_fd(struct sd_loop *l, int fd);
 int64_t sd_loop_add_timer(struct sd_loop *l, uint64_t at_ms, sd_timer_cb cb, void *ctx);
 void sd_loop_cancel_timer(struct sd_loop *l, int64_t id);
 
+/* Prepare hooks: cb(ctx) runs on the loop thread before each wait for events, so work
+ * that this round's callbacks queued (e.g. requests posted to an RDMA provider) is
+ * flushed before the loop sleeps. A hook returns non-zero when it did work that may
+ * give another hook work: then every hook runs again (a bounded number of rounds).
+ * Hooks may add and delete hooks. Returns an id (> 0) or -errno. */
+typedef int (*sd_prepare_cb)(void *ctx);
+int64_t sd_loop_add_prepare(struct sd_loop *l, sd_prepare_cb cb, void *ctx);
+void sd_loop_del_prepare(struct sd_loop *l, int64_t id);
+
 /* Thread-safe: queue cb(ctx) to run on the loop thread and wake it. */
 int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx);
 
-/* Runs callbacks for at most timeout_ms (-1: until an event). Returns the number of
+/* Runs the prepare hooks, then callbacks for at most timeout_ms (-1: until an event). Returns the number of
  * callbacks run or -errno. sd_loop_run loops until sd_loop_stop, which is thread-safe
  * and async-signal-safe (a stop requested before sd_loop_run makes it return at once). */
 int sd_loop_run_once(struct sd_loop *l, int timeout_ms);

@@ -271,6 +271,67 @@ static void test_stop_from_other_thread(void **state)
     sd_loop_free(l);
 }
 
+/* Prepare hooks: run before each wait, again while one reports work (bounded), and a
+ * hook that deletes itself or another one from inside the pass is not run again. */
+struct prep {
+    struct sd_loop *loop;
+    int64_t id, other;
+    int calls, work_left, delete_self, delete_other;
+};
+
+static int prep_cb(void *ctx)
+{
+    struct prep *p = ctx;
+
+    p->calls++;
+    if (p->delete_self)
+        sd_loop_del_prepare(p->loop, p->id);
+    if (p->delete_other)
+        sd_loop_del_prepare(p->loop, p->other);
+    if (p->work_left > 0) {
+        p->work_left--;
+        return 1;
+    }
+    return 0;
+}
+
+static void test_prepare_hooks(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct prep a = { .loop = l, .work_left = 2 }, b = { .loop = l };
+    struct prep forever = { .loop = l, .work_left = 1000 };
+
+    (void)state;
+    a.id = sd_loop_add_prepare(l, prep_cb, &a);
+    b.id = sd_loop_add_prepare(l, prep_cb, &b);
+    assert_true(a.id > 0 && b.id > a.id);
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(a.calls, 3); /* work, work, idle */
+    assert_int_equal(b.calls, 3); /* every hook reruns while any did work */
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(a.calls, 4);
+
+    b.delete_self = 1;
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(b.calls, 5); /* deleted itself during its call: never again */
+    assert_int_equal(a.calls, 6);
+
+    forever.id = sd_loop_add_prepare(l, prep_cb, &forever);
+    assert_int_equal(sd_loop_run_once(l, 0), 0); /* bounded even if a hook always works */
+    assert_true(forever.calls >= 2 && forever.calls <= 16);
+    a.other = forever.id;
+    a.delete_other = 1; /* a runs first and deletes forever within the pass */
+    forever.calls = 0;
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(forever.calls, 0);
+    sd_loop_del_prepare(l, a.id);
+    a.calls = 0;
+    assert_int_equal(sd_loop_run_once(l, 0), 0);
+    assert_int_equal(a.calls, 0);
+    sd_loop_free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_timer_rearm_now_does_not_spin),
         cmocka_unit_test(test_post_from_other_thread),
         cmocka_unit_test(test_stop_from_other_thread),
+        cmocka_unit_test(test_prepare_hooks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

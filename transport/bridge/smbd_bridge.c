@@ -2,7 +2,7 @@
  * Direct link on an sd_loop (see smbd_bridge.h).
  *
  * Stream -> link: recv() straight into the framer, complete messages to smbd_conn_send
- * (which copies), then one kick of the link per batch. Reading stops while the engine's
+ * (which copies); the link moves them to the provider before the loop sleeps. Reading stops while the engine's
  * send queue is above BRIDGE_SEND_HIGH and resumes below BRIDGE_SEND_LOW.
  * Link -> stream: the engine delivers by fragments straight from its receive buffers
  * (no reassembly); a whole message or a large fragment is written with its prefix at
@@ -393,8 +393,6 @@ static void bridge_read_stream(struct smbd_bridge *b)
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);
     }
-    if (!b->ending)
-        smbd_link_kick(b->link);
 }
 
 static void bridge_stream_cb(void *ctx, int revents)
@@ -463,19 +461,16 @@ static void bridge_sync(struct smbd_bridge *b)
         smbd_conn_pause_receive(b->conn, 1, now);
     } else if (b->recv_paused && outq <= BRIDGE_STREAM_LOW) {
         b->recv_paused = 0;
-        smbd_conn_pause_receive(b->conn, 0, now);
-        smbd_link_kick(b->link); /* the credits go out now */
+        smbd_conn_pause_receive(b->conn, 0, now); /* the credits go out before the loop sleeps */
     }
     if (b->send_blocked && smbd_conn_send_queued(b->conn) <= BRIDGE_SEND_LOW) {
         b->send_blocked = 0;
         bridge_send_buffered(b, now); /* messages already in the framer need no event */
-        smbd_link_kick(b->link);
     }
     if (b->stream_eof && !b->disconnecting && !b->ending &&
         smbd_conn_send_queued(b->conn) == 0) {
         b->disconnecting = 1;
         smbd_conn_disconnect(b->conn);
-        smbd_link_kick(b->link);
         b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS,
                                            bridge_close_timeout_cb, b);
     }

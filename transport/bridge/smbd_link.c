@@ -23,16 +23,16 @@ struct smbd_link {
     struct smbd_conn *conn;
     struct sd_cm_result cm;
 
-    const struct smbd_upper *fwd; /* the owner's upcalls once bound */
-    void *fwd_ctx;
-    int terminated;               /* the engine's terminated upcall ran */
-    int term_err;
+    int bound;                    /* an owner's upcalls are installed (smbd_link_set_upper) */
+    int term_err;                 /* why the negotiation ended (link_terminated) */
     char reason[200];
 
     struct sd_loop *loop;         /* driving loop, NULL when detached */
     int watched;                  /* events the provider fd is watched for, -1: none */
     int64_t timer_id;
     uint64_t timer_at;            /* UINT64_MAX: no engine timer armed */
+    int64_t prepare_id;           /* the loop's prepare hook (link_prepare_cb) */
+    uint64_t requests_seen;       /* smbd_conn_provider_requests at the last pump */
     void (*after)(void *ctx);
     void *after_ctx;
 
@@ -43,69 +43,26 @@ struct smbd_link {
     void *done_ctx;
 };
 
-/* ---- engine upcalls: kept while negotiating, forwarded once bound ---- */
+/* ---- the link's own upcalls, while nobody is bound (negotiation) ---- */
 
-static void up_established(void *ctx)
+static void link_drop_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                               int first)
 {
-    struct smbd_link *k = ctx;
-
-    if (k->fwd && k->fwd->established)
-        k->fwd->established(k->fwd_ctx);
+    (void)ctx, (void)data, (void)remaining, (void)first;
+    sd_debug("smbd link: %zu-byte fragment with no reader dropped", len);
 }
 
-static void up_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
-                                int first)
+static void link_terminated(void *ctx, int err, const char *reason)
 {
     struct smbd_link *k = ctx;
 
-    if (k->fwd)
-        k->fwd->deliver_fragment(k->fwd_ctx, data, len, remaining, first);
-    else
-        sd_debug("smbd link: %zu-byte fragment with no reader dropped", len);
-}
-
-static void up_invalidated(void *ctx, uint32_t token)
-{
-    struct smbd_link *k = ctx;
-
-    if (k->fwd && k->fwd->invalidated)
-        k->fwd->invalidated(k->fwd_ctx, token);
-}
-
-static void up_send_ready(void *ctx)
-{
-    struct smbd_link *k = ctx;
-
-    if (k->fwd && k->fwd->send_ready)
-        k->fwd->send_ready(k->fwd_ctx);
-}
-
-static void up_rdma_done(void *ctx, uint64_t cookie, int status)
-{
-    struct smbd_link *k = ctx;
-
-    if (k->fwd && k->fwd->rdma_done)
-        k->fwd->rdma_done(k->fwd_ctx, cookie, status);
-}
-
-static void up_terminated(void *ctx, int err, const char *reason)
-{
-    struct smbd_link *k = ctx;
-
-    k->terminated = 1;
     k->term_err = err;
     snprintf(k->reason, sizeof(k->reason), "%s", reason ? reason : "connection ended");
-    if (k->fwd && k->fwd->terminated)
-        k->fwd->terminated(k->fwd_ctx, err, reason);
 }
 
 static const struct smbd_upper link_upper = {
-    .established = up_established,
-    .deliver_fragment = up_deliver_fragment,
-    .invalidated = up_invalidated,
-    .send_ready = up_send_ready,
-    .rdma_done = up_rdma_done,
-    .terminated = up_terminated,
+    .deliver_fragment = link_drop_fragment,
+    .terminated = link_terminated,
 };
 
 /* ---- construction ---- */
@@ -156,8 +113,8 @@ const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k) { return &k->
 
 void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx)
 {
-    k->fwd = up;
-    k->fwd_ctx = ctx;
+    k->bound = up != NULL;
+    smbd_conn_set_upper(k->conn, up ? up : &link_upper, up ? ctx : k);
 }
 
 void smbd_link_free(struct smbd_link *k)
@@ -165,8 +122,8 @@ void smbd_link_free(struct smbd_link *k)
     if (!k)
         return;
     smbd_link_detach(k);
-    k->fwd = NULL;
-    if (!k->terminated)
+    smbd_link_set_upper(k, NULL, NULL);
+    if (!smbd_conn_is_terminated(k->conn))
         smbd_conn_disconnect(k->conn);
     smbd_conn_free(k->conn);
     k->ops->destroy(k->qp);
@@ -184,9 +141,9 @@ static int link_drain(struct smbd_link *k, uint64_t now)
     int total = 0, n;
 
     for (;;) {
-        if (!k->fwd && smbd_conn_is_established(k->conn))
+        if (!k->bound && smbd_conn_is_established(k->conn))
             break;
-        n = k->ops->poll_cq(k->qp, wc, k->fwd ? LINK_WC_BATCH : 1);
+        n = k->ops->poll_cq(k->qp, wc, k->bound ? LINK_WC_BATCH : 1);
         if (n <= 0)
             break;
         for (int i = 0; i < n; i++)
@@ -210,6 +167,7 @@ static void link_pump(struct smbd_link *k)
         if (link_drain(k, now) == 0)
             break;
     }
+    k->requests_seen = smbd_conn_provider_requests(k->conn);
 }
 
 static void link_fd_cb(void *ctx, int revents);
@@ -217,8 +175,9 @@ static void link_timer_cb(void *ctx, uint64_t now);
 
 static void link_rearm(struct smbd_link *k)
 {
-    int fd = k->ops->fd(k->qp), ev = k->terminated ? -1 : k->ops->poll_events(k->qp), rc = 0;
-    uint64_t next = k->terminated ? UINT64_MAX : smbd_conn_next_timer(k->conn);
+    int terminated = smbd_conn_is_terminated(k->conn);
+    int fd = k->ops->fd(k->qp), ev = terminated ? -1 : k->ops->poll_events(k->qp), rc = 0;
+    uint64_t next = terminated ? UINT64_MAX : smbd_conn_next_timer(k->conn);
 
     if (!k->loop)
         return;
@@ -270,11 +229,33 @@ static void link_timer_cb(void *ctx, uint64_t now)
         k->after(k->after_ctx);
 }
 
+/* Before the loop sleeps: when the engine asked its provider for something since the
+ * last pump (sends and credits queued by the owner's calls, a disconnect), move it now
+ * and let the owner react. Otherwise only the fd watch and timer are brought up to date
+ * (an owner's call may have moved the engine's timer). */
+static int link_prepare_cb(void *ctx)
+{
+    struct smbd_link *k = ctx;
+
+    if (smbd_conn_provider_requests(k->conn) == k->requests_seen) {
+        link_rearm(k);
+        return 0;
+    }
+    link_pump(k);
+    link_rearm(k);
+    if (k->after)
+        k->after(k->after_ctx); /* last: it may free the link */
+    return 1;
+}
+
 int smbd_link_attach(struct smbd_link *k, struct sd_loop *loop, void (*after)(void *ctx),
                      void *ctx)
 {
     if (k->loop)
         return -EBUSY;
+    k->prepare_id = sd_loop_add_prepare(loop, link_prepare_cb, k);
+    if (k->prepare_id < 0)
+        return (int)k->prepare_id;
     k->loop = loop;
     k->after = after;
     k->after_ctx = ctx;
@@ -293,17 +274,12 @@ void smbd_link_detach(struct smbd_link *k)
         sd_loop_cancel_timer(k->loop, k->timer_id);
     if (k->deadline_timer > 0)
         sd_loop_cancel_timer(k->loop, k->deadline_timer);
+    sd_loop_del_prepare(k->loop, k->prepare_id);
     k->watched = -1;
     k->timer_id = k->deadline_timer = 0;
     k->timer_at = UINT64_MAX;
     k->loop = NULL;
     k->after = NULL;
-}
-
-void smbd_link_kick(struct smbd_link *k)
-{
-    link_pump(k);
-    link_rearm(k);
 }
 
 /* ---- asynchronous negotiation ---- */
@@ -322,7 +298,7 @@ static void negotiate_check(void *ctx)
         done(done_ctx, k, 0, "");
         return;
     }
-    if (k->terminated) {
+    if (smbd_conn_is_terminated(k->conn)) {
         err = k->term_err ? k->term_err : -ECONNABORTED;
         snprintf(why, sizeof(why), "SMB Direct negotiate failed: %s", k->reason);
     } else if (sd_now_ms() >= k->deadline) {
@@ -362,7 +338,7 @@ static int negotiate_start(struct sd_loop *loop, struct smbd_link *k, uint64_t d
         return rc;
     }
     /* The first poll may already have finished (or failed) it: report from the loop. */
-    if (smbd_conn_is_established(k->conn) || k->terminated) {
+    if (smbd_conn_is_established(k->conn) || smbd_conn_is_terminated(k->conn)) {
         sd_loop_cancel_timer(loop, k->deadline_timer);
         k->deadline_timer = sd_loop_add_timer(loop, 0, negotiate_deadline_cb, k);
     }

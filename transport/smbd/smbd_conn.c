@@ -156,8 +156,10 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
     /* A failure Negotiate Response is flushed first (3.1.5.3), then disconnected. */
-    if (!was_disconnecting && !c->fail_response_pending)
+    if (!was_disconnecting && !c->fail_response_pending) {
+        c->provider_requests++;
         c->ops->disconnect(c->qp);
+    }
     if (c->upper.terminated)
         c->upper.terminated(c->ctx, err, reason);
 }
@@ -217,6 +219,7 @@ void smbd_conn_disconnect(struct smbd_conn *c)
     c->negotiate_deadline = UINT64_MAX;
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
+    c->provider_requests++;
     c->ops->disconnect(c->qp);
 }
 
@@ -260,6 +263,17 @@ int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out) /* 3.1.4
     out->send_credits = (uint16_t)c->send_credits;
     out->receive_credits = (uint16_t)c->receive_credits;
     return 0;
+}
+
+void smbd_conn_set_upper(struct smbd_conn *c, const struct smbd_upper *upper, void *ctx)
+{
+    c->upper = *upper;
+    c->ctx = ctx;
+}
+
+uint64_t smbd_conn_provider_requests(const struct smbd_conn *c)
+{
+    return c->provider_requests;
 }
 
 void smbd_conn_get_stats(const struct smbd_conn *c, struct smbd_stats *out)

@@ -136,6 +136,15 @@ uint64_t smbd_conn_next_timer(const struct smbd_conn *c);
  * terminated(ctx, 0, ...) follows once the provider reports the loss. */
 void smbd_conn_disconnect(struct smbd_conn *c);
 
+/* From now on upcalls go to upper/ctx (same rules as smbd_conn_new). For owners that
+ * hand a connection on, e.g. from the negotiation to a data pump. */
+void smbd_conn_set_upper(struct smbd_conn *c, const struct smbd_upper *upper, void *ctx);
+
+/* How many requests (posts, disconnects) the connection has made of its provider so
+ * far. Whoever drives the provider compares it with the count it last saw: a change
+ * means progress() and completion polling are due (e.g. before an event loop sleeps). */
+uint64_t smbd_conn_provider_requests(const struct smbd_conn *c);
+
 enum smbd_role smbd_conn_role(const struct smbd_conn *c);
 int smbd_conn_is_established(const struct smbd_conn *c);
 int smbd_conn_is_terminated(const struct smbd_conn *c);

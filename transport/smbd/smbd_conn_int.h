@@ -102,6 +102,7 @@ struct smbd_conn {
     int recv_paused;
     int peer_closed;                 /* the provider reported an orderly close by the peer */
     int fail_response_pending;       /* disconnect once the failure response went out */
+    uint64_t provider_requests;      /* posts and disconnects asked of the provider */
 
     /* receive pool: receive_credit_max buffers of cfg.max_receive_size */
     uint8_t *recv_mem;

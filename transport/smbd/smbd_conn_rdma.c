@@ -153,6 +153,7 @@ static int rdma_op(struct smbd_conn *c, uint64_t cookie, void *local, size_t len
         if (piece > len - done)
             piece = len - done; /* leading part of the last element */
         sge.length = (uint32_t)piece;
+        c->provider_requests++;
         err = is_read ? c->ops->post_read(c->qp, wr_id, &sge, descs[i].token, descs[i].offset + offset)
                       : c->ops->post_write(c->qp, wr_id, &sge, descs[i].token, descs[i].offset + offset);
         if (err)

@@ -24,7 +24,10 @@ static int post_recv(struct smbd_conn *c, uint32_t idx)
         .length = c->cfg.max_receive_size,
         .mr = &c->recv_mr,
     };
-    int err = c->ops->post_recv(c->qp, (uint64_t)SMBD_WR_RECV << SMBD_WR_KIND_SHIFT | idx, &sge);
+    int err;
+
+    c->provider_requests++;
+    err = c->ops->post_recv(c->qp, (uint64_t)SMBD_WR_RECV << SMBD_WR_KIND_SHIFT | idx, &sge);
 
     if (!err) {
         c->recv_posted_flag[idx] = 1;

@@ -15,6 +15,7 @@ int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, 
 
     s->seq = ++c->send_seq;
     smbd_fifo_push(&c->in_flight, s); /* reclaimed by a later completion or CONN_LOST */
+    c->provider_requests++;
     return c->ops->post_send(c->qp, (uint64_t)SMBD_WR_SEND << SMBD_WR_KIND_SHIFT | s->seq,
                              &sge, 1, 0, signaled);
 }
@@ -28,6 +29,7 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
         smbd_slot_put(c, smbd_fifo_pop(&c->in_flight));
     if (c->fail_response_pending) {
         c->fail_response_pending = 0;
+        c->provider_requests++;
         c->ops->disconnect(c->qp); /* 3.1.5.3: graceful termination after the refusal */
         return;
     }
