@@ -2,27 +2,11 @@
  * and the accepting peer's section 6.2 rules. */
 #include "sd_irdord.h"
 
+#include "sd_bytes.h"
+
 /* Real IRD/ORD values are small (a device's max_qp_rd_atom); anything above this in
  * one byte order means the peer used the other one. */
 #define SD_IRDORD_MAX_PLAUSIBLE 0xffffu
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
-}
 
 static int plausible(uint32_t ird, uint32_t ord)
 {
@@ -31,8 +15,8 @@ static int plausible(uint32_t ird, uint32_t ord)
 
 void sd_irdord_encode(uint8_t out[SD_IRDORD_HDR_LEN], uint32_t ird, uint32_t ord)
 {
-    put_be32(out, ird); /* MS-SMBD 6.1 */
-    put_be32(out + 4, ord);
+    sd_put_be32(out, ird); /* MS-SMBD 6.1 */
+    sd_put_be32(out + 4, ord);
 }
 
 int sd_irdord_decode(const uint8_t *data, size_t len, uint32_t *ird, uint32_t *ord,
@@ -40,16 +24,16 @@ int sd_irdord_decode(const uint8_t *data, size_t len, uint32_t *ird, uint32_t *o
 {
     if (len < SD_IRDORD_HDR_LEN)
         return -1;
-    if (plausible(get_be32(data), get_be32(data + 4))) {
-        *ird = get_be32(data);
-        *ord = get_be32(data + 4);
+    if (plausible(sd_be32(data), sd_be32(data + 4))) {
+        *ird = sd_be32(data);
+        *ord = sd_be32(data + 4);
         *legacy_le = 0;
         return 0;
     }
     /* A small value cannot be plausible in both byte orders, so this is unambiguous. */
-    if (plausible(get_le32(data), get_le32(data + 4))) {
-        *ird = get_le32(data);
-        *ord = get_le32(data + 4);
+    if (plausible(sd_le32(data), sd_le32(data + 4))) {
+        *ird = sd_le32(data);
+        *ord = sd_le32(data + 4);
         *legacy_le = 1;
         return 0;
     }

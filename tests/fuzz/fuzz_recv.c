@@ -101,7 +101,7 @@ static void negotiate(struct fz_run *r, enum smbd_role role, const struct smbd_c
                                          10, 10, SMBD_STATUS_SUCCESS, 1u << 20,
                                          cfg->max_receive_size, 1024, 1u << 20 };
         n = smbd_encode_negotiate_resp(&p, b, sizeof(b));
-        r->peer_max_receive = p.neg.max_receive_size;
+        r->peer_max_receive = p.max_receive_size;
     }
     peer_send(r, b, (size_t)n, 0, 0);
 }

@@ -76,14 +76,14 @@ static void test_spec_4_2_five_hundred_bytes(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 524);
-    assert_int_equal(th_get16(m->data + 0), 10);    /* CreditsRequested */
-    assert_int_equal(th_get16(m->data + 2), 1);     /* CreditsGranted */
-    assert_int_equal(th_get16(m->data + 4), 0);     /* Flags */
-    assert_int_equal(th_get16(m->data + 6), 0);     /* Reserved */
-    assert_int_equal(th_get32(m->data + 8), 0);     /* RemainingDataLength */
-    assert_int_equal(th_get32(m->data + 12), 24);   /* DataOffset */
-    assert_int_equal(th_get32(m->data + 16), 500);  /* DataLength */
-    assert_int_equal(th_get32(m->data + 20), 0);    /* Padding */
+    assert_int_equal(sd_le16(m->data + 0), 10);    /* CreditsRequested */
+    assert_int_equal(sd_le16(m->data + 2), 1);     /* CreditsGranted */
+    assert_int_equal(sd_le16(m->data + 4), 0);     /* Flags */
+    assert_int_equal(sd_le16(m->data + 6), 0);     /* Reserved */
+    assert_int_equal(sd_le32(m->data + 8), 0);     /* RemainingDataLength */
+    assert_int_equal(sd_le32(m->data + 12), 24);   /* DataOffset */
+    assert_int_equal(sd_le32(m->data + 16), 500);  /* DataLength */
+    assert_int_equal(sd_le32(m->data + 20), 0);    /* Padding */
     assert_memory_equal(m->data + 24, data, 500);
     th_end_free(&e);
 }
@@ -115,16 +115,16 @@ static void test_spec_4_3_sixty_four_kib(void **state)
             i--;
             continue;
         }
-        if (th_get32(m->data + 16) == 0)
+        if (sd_le32(m->data + 16) == 0)
             continue; /* a credit-only message */
-        assert_int_equal(th_get16(m->data + 0), 10);
-        assert_int_equal(th_get32(m->data + 12), 24);
-        assert_int_equal(th_get32(m->data + 16), frags < 65 ? 1000 : 536);
-        assert_int_equal(m->len, 24 + th_get32(m->data + 16));
-        sent += th_get32(m->data + 16);
-        assert_int_equal(th_get32(m->data + 8), sizeof(data) - sent);
-        assert_memory_equal(m->data + 24, data + sent - th_get32(m->data + 16),
-                            th_get32(m->data + 16));
+        assert_int_equal(sd_le16(m->data + 0), 10);
+        assert_int_equal(sd_le32(m->data + 12), 24);
+        assert_int_equal(sd_le32(m->data + 16), frags < 65 ? 1000 : 536);
+        assert_int_equal(m->len, 24 + sd_le32(m->data + 16));
+        sent += sd_le32(m->data + 16);
+        assert_int_equal(sd_le32(m->data + 8), sizeof(data) - sent);
+        assert_memory_equal(m->data + 24, data + sent - sd_le32(m->data + 16),
+                            sd_le32(m->data + 16));
         frags++;
     }
     assert_int_equal(frags, 66);
@@ -156,7 +156,7 @@ static void test_send_queue_fifo(void **state)
     for (int i = 0; i < 5; i++) {
         const struct fake_sent *m = fake_sent_get(e.qp, (size_t)i);
 
-        assert_int_equal(th_get32(m->data + 16), strlen(texts[i]));
+        assert_int_equal(sd_le32(m->data + 16), strlen(texts[i]));
         assert_memory_equal(m->data + 24, texts[i], strlen(texts[i]));
     }
     assert_int_equal(smbd_conn_send_queued(e.conn), 0);
@@ -177,13 +177,13 @@ static void test_last_credit_needs_a_grant(void **state)
     assert_int_equal(send_text(&e, "uses credit 2 of 2"), 0);
     assert_int_equal(send_text(&e, "would use the last credit"), 0);
     assert_int_equal(fake_sent_count(e.qp), 1);
-    assert_int_equal(th_get16(fake_sent_get(e.qp, 0)->data + 2), 0);
+    assert_int_equal(sd_le16(fake_sent_get(e.qp, 0)->data + 2), 0);
     assert_int_equal(params(&e).send_credits, 1);
     assert_int_equal(smbd_conn_send_queued(e.conn), strlen("would use the last credit"));
     smbd_conn_pause_receive(e.conn, 0, 2);
     assert_int_equal(fake_sent_count(e.qp), 2);
     m = fake_sent_get(e.qp, 1);
-    assert_true(th_get16(m->data + 2) >= 1);
+    assert_true(sd_le16(m->data + 2) >= 1);
     assert_int_equal(params(&e).send_credits, 0);
     th_end_free(&e);
 }
@@ -207,7 +207,7 @@ static void test_refill_is_batched(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 20);
-    assert_int_equal(th_get16(m->data + 2), 6);
+    assert_int_equal(sd_le16(m->data + 2), 6);
     assert_int_equal(params(&e).receive_credits, 10);
     assert_int_equal(e.delivered, 6);
     th_end_free(&e);
@@ -223,7 +223,7 @@ static void test_credits_requested_sets_grant_target(void **state)
     fake_sent_clear(e.qp);
     peer_sends(&e, 40, 0, "more please");
     assert_int_equal(fake_sent_count(e.qp), 1);
-    assert_int_equal(th_get16(fake_sent_get(e.qp, 0)->data + 2), 31);
+    assert_int_equal(sd_le16(fake_sent_get(e.qp, 0)->data + 2), 31);
     assert_int_equal(params(&e).receive_credits, 40);
     /* Asking for fewer does not take credits back; it just stops new grants. */
     peer_sends(&e, 1, 0, "fewer");
@@ -247,8 +247,8 @@ static void test_grants_and_empty_messages(void **state)
     assert_int_equal(smbd_conn_send(e.conn, NULL, 0, 1), 0);
     assert_int_equal(fake_sent_count(e.qp), 1);
     assert_int_equal(fake_sent_get(e.qp, 0)->len, 20);
-    assert_int_equal(th_get32(fake_sent_get(e.qp, 0)->data + 12), 0);
-    assert_int_equal(th_get32(fake_sent_get(e.qp, 0)->data + 16), 0);
+    assert_int_equal(sd_le32(fake_sent_get(e.qp, 0)->data + 12), 0);
+    assert_int_equal(sd_le32(fake_sent_get(e.qp, 0)->data + 16), 0);
     th_end_free(&e);
 }
 

@@ -78,13 +78,13 @@ static void test_active_sends_negotiate_request(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 20);
-    assert_int_equal(th_get16(m->data + 0), 0x0100);
-    assert_int_equal(th_get16(m->data + 2), 0x0100);
-    assert_int_equal(th_get16(m->data + 4), 0);
-    assert_int_equal(th_get16(m->data + 6), 255);
-    assert_int_equal(th_get32(m->data + 8), 1364);
-    assert_int_equal(th_get32(m->data + 12), 8192);
-    assert_int_equal(th_get32(m->data + 16), 8 * MIB + 64 * 1024);
+    assert_int_equal(sd_le16(m->data + 0), 0x0100);
+    assert_int_equal(sd_le16(m->data + 2), 0x0100);
+    assert_int_equal(sd_le16(m->data + 4), 0);
+    assert_int_equal(sd_le16(m->data + 6), 255);
+    assert_int_equal(sd_le32(m->data + 8), 1364);
+    assert_int_equal(sd_le32(m->data + 12), 8192);
+    assert_int_equal(sd_le32(m->data + 16), 8 * MIB + 64 * 1024);
     assert_int_equal(smbd_conn_next_timer(e.conn), 1000 + 120000);
     assert_false(smbd_conn_is_established(e.conn));
     assert_int_equal(smbd_conn_query(e.conn, &p), -ENOTCONN);
@@ -120,12 +120,12 @@ static void test_active_accepts_response(void **state)
     assert_int_equal(fake_sent_count(e.qp), 2);
     m = fake_sent_get(e.qp, 1);
     assert_int_equal(m->len, 20);
-    assert_int_equal(th_get16(m->data + 0), 255);     /* CreditsRequested */
-    assert_int_equal(th_get16(m->data + 2), 10);      /* CreditsGranted = its request */
-    assert_int_equal(th_get16(m->data + 4), 0);       /* Flags */
-    assert_int_equal(th_get32(m->data + 8), 0);
-    assert_int_equal(th_get32(m->data + 12), 0);      /* DataOffset 0 when empty */
-    assert_int_equal(th_get32(m->data + 16), 0);
+    assert_int_equal(sd_le16(m->data + 0), 255);     /* CreditsRequested */
+    assert_int_equal(sd_le16(m->data + 2), 10);      /* CreditsGranted = its request */
+    assert_int_equal(sd_le16(m->data + 4), 0);       /* Flags */
+    assert_int_equal(sd_le32(m->data + 8), 0);
+    assert_int_equal(sd_le32(m->data + 12), 0);      /* DataOffset 0 when empty */
+    assert_int_equal(sd_le32(m->data + 16), 0);
     assert_int_equal(smbd_conn_query(e.conn, &p), 0);
     assert_int_equal(p.send_credits, 9);
     assert_int_equal(p.receive_credits, 10);
@@ -154,16 +154,16 @@ static void test_passive_answers_request(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 32);
-    assert_int_equal(th_get16(m->data + 0), 0x0100);
-    assert_int_equal(th_get16(m->data + 2), 0x0100);
-    assert_int_equal(th_get16(m->data + 4), 0x0100);
-    assert_int_equal(th_get16(m->data + 8), 255);           /* CreditsRequested */
-    assert_int_equal(th_get16(m->data + 10), 10);           /* CreditsGranted */
-    assert_int_equal(th_get32(m->data + 12), 0);            /* Status */
-    assert_int_equal(th_get32(m->data + 16), 8 * MIB);      /* MaxReadWriteSize */
-    assert_int_equal(th_get32(m->data + 20), 1024);         /* PreferredSendSize */
-    assert_int_equal(th_get32(m->data + 24), 1024);         /* MaxReceiveSize */
-    assert_int_equal(th_get32(m->data + 28), 8 * MIB + 64 * 1024);
+    assert_int_equal(sd_le16(m->data + 0), 0x0100);
+    assert_int_equal(sd_le16(m->data + 2), 0x0100);
+    assert_int_equal(sd_le16(m->data + 4), 0x0100);
+    assert_int_equal(sd_le16(m->data + 8), 255);           /* CreditsRequested */
+    assert_int_equal(sd_le16(m->data + 10), 10);           /* CreditsGranted */
+    assert_int_equal(sd_le32(m->data + 12), 0);            /* Status */
+    assert_int_equal(sd_le32(m->data + 16), 8 * MIB);      /* MaxReadWriteSize */
+    assert_int_equal(sd_le32(m->data + 20), 1024);         /* PreferredSendSize */
+    assert_int_equal(sd_le32(m->data + 24), 1024);         /* MaxReceiveSize */
+    assert_int_equal(sd_le32(m->data + 28), 8 * MIB + 64 * 1024);
     assert_int_equal(smbd_conn_query(e.conn, &p), 0);
     assert_int_equal(p.send_credits, 0);                    /* until the peer grants */
     assert_int_equal(p.receive_credits, 10);
@@ -183,7 +183,7 @@ static void test_passive_accepts_wider_range(void **state)
     fake_inject(e.qp, msg, th_negotiate_req(msg, 0x0001, 0x0300, 255, 1364, 8192, 1 * MIB), 0);
     th_poll(&e, 0, 100);
     assert_int_equal(e.established, 1);
-    assert_int_equal(th_get16(fake_sent_get(e.qp, 0)->data + 4), 0x0100);
+    assert_int_equal(sd_le16(fake_sent_get(e.qp, 0)->data + 4), 0x0100);
     th_end_free(&e);
 }
 
@@ -193,12 +193,12 @@ static void check_failure_response(struct th_end *e, uint32_t status)
 
     assert_non_null(m);
     assert_int_equal(m->len, 32);
-    assert_int_equal(th_get16(m->data + 0), 0x0100);
-    assert_int_equal(th_get16(m->data + 2), 0x0100);
-    assert_int_equal(th_get32(m->data + 12), status);
+    assert_int_equal(sd_le16(m->data + 0), 0x0100);
+    assert_int_equal(sd_le16(m->data + 2), 0x0100);
+    assert_int_equal(sd_le32(m->data + 12), status);
     for (int off = 4; off < 32; off += 2)
         if (off != 12 && off != 14)
-            assert_int_equal(th_get16(m->data + off), 0);
+            assert_int_equal(sd_le16(m->data + off), 0);
     assert_int_equal(e->terminated_calls, 1);
     assert_int_equal(e->term_err, -ECONNREFUSED);
     assert_int_equal(e->established, 0);

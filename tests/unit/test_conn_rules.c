@@ -86,7 +86,7 @@ static void test_req_version_range_without_0100(void **state)
     (void)state;
     passive_gets(&e, m, th_negotiate_req(m, 0x0000, 0x00ff, 255, 1364, 8192, MIB));
     assert_int_equal(fake_sent_count(e.qp), 1);
-    assert_int_equal(th_get32(fake_sent_get(e.qp, 0)->data + 12), 0xC00000BB);
+    assert_int_equal(sd_le32(fake_sent_get(e.qp, 0)->data + 12), 0xC00000BB);
     expect_terminated(&e, -ECONNREFUSED, "3.1.5.6");
 }
 

@@ -149,7 +149,7 @@ static uint16_t granted_since(const struct th_end *e, size_t from)
     uint16_t sum = 0;
 
     for (size_t i = from; i < fake_sent_count(e->qp); i++)
-        sum += th_get16(fake_sent_get(e->qp, i)->data + 2);
+        sum += sd_le16(fake_sent_get(e->qp, i)->data + 2);
     return sum;
 }
 

@@ -101,7 +101,7 @@ static void test_idle_keepalive_answered(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 20);
-    assert_int_equal(th_get16(m->data + 4), 1); /* SMB_DIRECT_RESPONSE_REQUESTED */
+    assert_int_equal(sd_le16(m->data + 4), 1); /* SMB_DIRECT_RESPONSE_REQUESTED */
     assert_int_equal(smbd_conn_next_timer(e.conn), 120000 + 5000);
     peer_sends(&e, 0, 1, 121000);
     assert_int_equal(smbd_conn_next_timer(e.conn), 121000 + 120000);
@@ -162,9 +162,9 @@ static void test_keepalive_rides_on_data(void **state)
     smbd_conn_pause_receive(e.conn, 0, 1001);
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
-    assert_int_equal(th_get32(m->data + 16), 100);
-    assert_int_equal(th_get16(m->data + 4), 1); /* RESPONSE_REQUESTED on the data */
-    assert_true(th_get16(m->data + 2) > 0);
+    assert_int_equal(sd_le32(m->data + 16), 100);
+    assert_int_equal(sd_le16(m->data + 4), 1); /* RESPONSE_REQUESTED on the data */
+    assert_true(sd_le16(m->data + 2) > 0);
     assert_int_equal(smbd_conn_next_timer(e.conn), 1001 + 5000);
     th_end_free(&e);
 }
@@ -183,7 +183,7 @@ static void test_response_requested_is_answered(void **state)
     assert_int_equal(fake_sent_count(e.qp), 1);
     m = fake_sent_get(e.qp, 0);
     assert_int_equal(m->len, 20);
-    assert_int_equal(th_get16(m->data + 4), 0);
+    assert_int_equal(sd_le16(m->data + 4), 0);
     smbd_conn_get_stats(e.conn, &st);
     assert_int_equal(st.keepalives_received, 1);
     assert_int_equal(st.keepalives_sent, 0);
@@ -202,7 +202,7 @@ static void test_response_requested_respects_last_credit(void **state)
     assert_int_equal(fake_sent_count(e.qp), 0);
     smbd_conn_pause_receive(e.conn, 0, 60);
     assert_int_equal(fake_sent_count(e.qp), 1);
-    assert_true(th_get16(fake_sent_get(e.qp, 0)->data + 2) > 0);
+    assert_true(sd_le16(fake_sent_get(e.qp, 0)->data + 2) > 0);
     th_end_free(&e);
 }
 

@@ -1,4 +1,5 @@
 /* tests/unit/th_conn.c — the engine test harness of th_conn.h. */
+#include "sd_bytes.h"
 #include "th_conn.h"
 
 #include <setjmp.h>
@@ -196,20 +197,6 @@ void th_expect_terminated(const struct th_end *e, int err, const char *rule)
     assert_int_equal(e->delivered, 0);
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)v);
-    put16(p + 2, (uint16_t)(v >> 16));
-}
-
-uint16_t th_get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-uint32_t th_get32(const uint8_t *p) { return th_get16(p) | (uint32_t)th_get16(p + 2) << 16; }
 
 size_t th_data_msg(uint8_t *out, uint16_t credits_req, uint16_t credits_granted,
                    uint16_t flags, uint32_t remaining, uint32_t offset, uint32_t length,
@@ -218,12 +205,12 @@ size_t th_data_msg(uint8_t *out, uint16_t credits_req, uint16_t credits_granted,
     size_t end = 20;
 
     memset(out, 0, 24);
-    put16(out, credits_req);
-    put16(out + 2, credits_granted);
-    put16(out + 4, flags);
-    put32(out + 8, remaining);
-    put32(out + 12, offset);
-    put32(out + 16, length);
+    sd_put_le16(out, credits_req);
+    sd_put_le16(out + 2, credits_granted);
+    sd_put_le16(out + 4, flags);
+    sd_put_le32(out + 8, remaining);
+    sd_put_le32(out + 12, offset);
+    sd_put_le32(out + 16, length);
     if (payload_len) {
         memcpy(out + offset, payload, payload_len);
         end = offset + payload_len;
@@ -235,12 +222,12 @@ size_t th_negotiate_req(uint8_t *out, uint16_t min_v, uint16_t max_v, uint16_t c
                         uint32_t pref_send, uint32_t max_recv, uint32_t max_frag)
 {
     memset(out, 0, 20);
-    put16(out, min_v);
-    put16(out + 2, max_v);
-    put16(out + 6, credits);
-    put32(out + 8, pref_send);
-    put32(out + 12, max_recv);
-    put32(out + 16, max_frag);
+    sd_put_le16(out, min_v);
+    sd_put_le16(out + 2, max_v);
+    sd_put_le16(out + 6, credits);
+    sd_put_le32(out + 8, pref_send);
+    sd_put_le32(out + 12, max_recv);
+    sd_put_le32(out + 16, max_frag);
     return 20;
 }
 
@@ -249,15 +236,15 @@ size_t th_negotiate_resp(uint8_t *out, uint16_t negotiated, uint16_t credits_req
                          uint32_t pref_send, uint32_t max_recv, uint32_t max_frag)
 {
     memset(out, 0, 32);
-    put16(out, 0x0100);
-    put16(out + 2, 0x0100);
-    put16(out + 4, negotiated);
-    put16(out + 8, credits_req);
-    put16(out + 10, credits_granted);
-    put32(out + 12, status);
-    put32(out + 16, max_rw);
-    put32(out + 20, pref_send);
-    put32(out + 24, max_recv);
-    put32(out + 28, max_frag);
+    sd_put_le16(out, 0x0100);
+    sd_put_le16(out + 2, 0x0100);
+    sd_put_le16(out + 4, negotiated);
+    sd_put_le16(out + 8, credits_req);
+    sd_put_le16(out + 10, credits_granted);
+    sd_put_le32(out + 12, status);
+    sd_put_le32(out + 16, max_rw);
+    sd_put_le32(out + 20, pref_send);
+    sd_put_le32(out + 24, max_recv);
+    sd_put_le32(out + 28, max_frag);
     return 32;
 }

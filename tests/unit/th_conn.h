@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "fake_provider.h"
+#include "sd_bytes.h"
 #include "smbd_conn.h"
 
 struct th_end {
@@ -69,7 +70,5 @@ size_t th_negotiate_req(uint8_t *out, uint16_t min_v, uint16_t max_v, uint16_t c
 size_t th_negotiate_resp(uint8_t *out, uint16_t negotiated, uint16_t credits_req,
                          uint16_t credits_granted, uint32_t status, uint32_t max_rw,
                          uint32_t pref_send, uint32_t max_recv, uint32_t max_frag);
-uint16_t th_get16(const uint8_t *p);
-uint32_t th_get32(const uint8_t *p);
 
 #endif

@@ -2,43 +2,23 @@
  * and from little-endian bytes, with the structural checks a message can prove alone. */
 #include "smbd_wire.h"
 
+#include "sd_bytes.h"
+
 #include <errno.h>
 #include <string.h>
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)v);
-    put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
 
 /* Reserved fields are written as 0 and ignored on receipt (MS-SMBD 2.2). */
 int smbd_encode_negotiate_req(const struct smbd_negotiate_req *m, uint8_t *out, size_t out_len)
 {
     if (out_len < SMBD_NEGOTIATE_REQ_SIZE)
         return -1;
-    put16(out + 0, m->min_version);
-    put16(out + 2, m->max_version);
-    put16(out + 4, 0);
-    put16(out + 6, m->credits_requested);
-    put32(out + 8, m->preferred_send_size);
-    put32(out + 12, m->max_receive_size);
-    put32(out + 16, m->max_fragmented_size);
+    sd_put_le16(out + 0, m->min_version);
+    sd_put_le16(out + 2, m->max_version);
+    sd_put_le16(out + 4, 0);
+    sd_put_le16(out + 6, m->credits_requested);
+    sd_put_le32(out + 8, m->preferred_send_size);
+    sd_put_le32(out + 12, m->max_receive_size);
+    sd_put_le32(out + 16, m->max_fragmented_size);
     return SMBD_NEGOTIATE_REQ_SIZE;
 }
 
@@ -46,17 +26,17 @@ int smbd_encode_negotiate_resp(const struct smbd_negotiate_resp *m, uint8_t *out
 {
     if (out_len < SMBD_NEGOTIATE_RESP_SIZE)
         return -1;
-    put16(out + 0, m->min_version);
-    put16(out + 2, m->max_version);
-    put16(out + 4, m->negotiated_version);
-    put16(out + 6, 0);
-    put16(out + 8, m->credits_requested);
-    put16(out + 10, m->credits_granted);
-    put32(out + 12, m->status);
-    put32(out + 16, m->max_read_write_size);
-    put32(out + 20, m->preferred_send_size);
-    put32(out + 24, m->max_receive_size);
-    put32(out + 28, m->max_fragmented_size);
+    sd_put_le16(out + 0, m->min_version);
+    sd_put_le16(out + 2, m->max_version);
+    sd_put_le16(out + 4, m->negotiated_version);
+    sd_put_le16(out + 6, 0);
+    sd_put_le16(out + 8, m->credits_requested);
+    sd_put_le16(out + 10, m->credits_granted);
+    sd_put_le32(out + 12, m->status);
+    sd_put_le32(out + 16, m->max_read_write_size);
+    sd_put_le32(out + 20, m->preferred_send_size);
+    sd_put_le32(out + 24, m->max_receive_size);
+    sd_put_le32(out + 28, m->max_fragmented_size);
     return SMBD_NEGOTIATE_RESP_SIZE;
 }
 
@@ -70,13 +50,13 @@ int smbd_encode_data_hdr(const struct smbd_data_hdr *m, uint8_t *out, size_t out
 
     if (m->data_offset != want_offset || out_len < size)
         return -1;
-    put16(out + 0, m->credits_requested);
-    put16(out + 2, m->credits_granted);
-    put16(out + 4, m->flags);
-    put16(out + 6, 0);
-    put32(out + 8, m->remaining_data_length);
-    put32(out + 12, m->data_offset);
-    put32(out + 16, m->data_length);
+    sd_put_le16(out + 0, m->credits_requested);
+    sd_put_le16(out + 2, m->credits_granted);
+    sd_put_le16(out + 4, m->flags);
+    sd_put_le16(out + 6, 0);
+    sd_put_le32(out + 8, m->remaining_data_length);
+    sd_put_le32(out + 12, m->data_offset);
+    sd_put_le32(out + 16, m->data_length);
     if (m->data_length)
         memset(out + SMBD_DATA_HEADER_SIZE, 0, SMBD_DATA_OFFSET - SMBD_DATA_HEADER_SIZE);
     return (int)size;
@@ -88,10 +68,10 @@ int smbd_encode_buffer_desc(uint64_t offset, uint32_t token, uint32_t length,
 {
     if (out_len < SMBD_BUFFER_DESC_SIZE)
         return -1;
-    put32(out + 0, (uint32_t)offset);
-    put32(out + 4, (uint32_t)(offset >> 32));
-    put32(out + 8, token);
-    put32(out + 12, length);
+    sd_put_le32(out + 0, (uint32_t)offset);
+    sd_put_le32(out + 4, (uint32_t)(offset >> 32));
+    sd_put_le32(out + 8, token);
+    sd_put_le32(out + 12, length);
     return SMBD_BUFFER_DESC_SIZE;
 }
 
@@ -104,12 +84,12 @@ int smbd_decode_negotiate_req(const uint8_t *buf, size_t len, struct smbd_negoti
         *why = "Negotiate Request shorter than 20 bytes (MS-SMBD 3.1.5.6)";
         return -EPROTO;
     }
-    m->min_version = get16(buf + 0);
-    m->max_version = get16(buf + 2);
-    m->credits_requested = get16(buf + 6);
-    m->preferred_send_size = get32(buf + 8);
-    m->max_receive_size = get32(buf + 12);
-    m->max_fragmented_size = get32(buf + 16);
+    m->min_version = sd_le16(buf + 0);
+    m->max_version = sd_le16(buf + 2);
+    m->credits_requested = sd_le16(buf + 6);
+    m->preferred_send_size = sd_le32(buf + 8);
+    m->max_receive_size = sd_le32(buf + 12);
+    m->max_fragmented_size = sd_le32(buf + 16);
     return 0;
 }
 
@@ -121,16 +101,16 @@ int smbd_decode_negotiate_resp(const uint8_t *buf, size_t len, struct smbd_negot
         *why = "Negotiate Response shorter than 32 bytes (MS-SMBD 3.1.5.7)";
         return -EPROTO;
     }
-    m->min_version = get16(buf + 0);
-    m->max_version = get16(buf + 2);
-    m->negotiated_version = get16(buf + 4);
-    m->credits_requested = get16(buf + 8);
-    m->credits_granted = get16(buf + 10);
-    m->status = get32(buf + 12);
-    m->max_read_write_size = get32(buf + 16);
-    m->preferred_send_size = get32(buf + 20);
-    m->max_receive_size = get32(buf + 24);
-    m->max_fragmented_size = get32(buf + 28);
+    m->min_version = sd_le16(buf + 0);
+    m->max_version = sd_le16(buf + 2);
+    m->negotiated_version = sd_le16(buf + 4);
+    m->credits_requested = sd_le16(buf + 8);
+    m->credits_granted = sd_le16(buf + 10);
+    m->status = sd_le32(buf + 12);
+    m->max_read_write_size = sd_le32(buf + 16);
+    m->preferred_send_size = sd_le32(buf + 20);
+    m->max_receive_size = sd_le32(buf + 24);
+    m->max_fragmented_size = sd_le32(buf + 28);
     return 0;
 }
 
@@ -148,12 +128,12 @@ int smbd_decode_data_hdr(const uint8_t *buf, size_t len, struct smbd_data_hdr *m
 
     if (len < SMBD_DATA_HEADER_SIZE)
         return reject(why, "Data Transfer shorter than 20 bytes (MS-SMBD 3.1.5.8)");
-    h.credits_requested = get16(buf + 0);
-    h.credits_granted = get16(buf + 2);
-    h.flags = get16(buf + 4);
-    h.remaining_data_length = get32(buf + 8);
-    h.data_offset = get32(buf + 12);
-    h.data_length = get32(buf + 16);
+    h.credits_requested = sd_le16(buf + 0);
+    h.credits_granted = sd_le16(buf + 2);
+    h.flags = sd_le16(buf + 4);
+    h.remaining_data_length = sd_le32(buf + 8);
+    h.data_offset = sd_le32(buf + 12);
+    h.data_length = sd_le32(buf + 16);
 
     if (h.flags & ~SMBD_FLAG_RESPONSE_REQUESTED)
         return reject(why, "Data Transfer has unknown Flags (MS-SMBD 2.2.3)");
@@ -175,8 +155,8 @@ int smbd_decode_buffer_desc(const uint8_t *buf, size_t len, uint64_t *offset, ui
 {
     if (len < SMBD_BUFFER_DESC_SIZE)
         return -EPROTO;
-    *offset = (uint64_t)get32(buf + 0) | (uint64_t)get32(buf + 4) << 32;
-    *token = get32(buf + 8);
-    *length = get32(buf + 12);
+    *offset = (uint64_t)sd_le32(buf + 0) | (uint64_t)sd_le32(buf + 4) << 32;
+    *token = sd_le32(buf + 8);
+    *length = sd_le32(buf + 12);
     return 0;
 }
