@@ -23,6 +23,8 @@ int sd_log_parse_level(const char *s, enum sd_log_level *out)
     return -1;
 }
 
+const char *sd_log_level_name(enum sd_log_level level) { return level_names[level]; }
+
 int sd_log_init_from_env(void)
 {
     const char *v = getenv("SMBDIRECT_LOG");

@@ -12,6 +12,8 @@ void sd_log_set_level(enum sd_log_level level);
 enum sd_log_level sd_log_get_level(void);
 /* Parses "debug|info|warn|error"; returns -1 for anything else. */
 int sd_log_parse_level(const char *s, enum sd_log_level *out);
+/* The name of a level from SD_LOG_DEBUG to SD_LOG_ERROR. */
+const char *sd_log_level_name(enum sd_log_level level);
 
 void sd_log(enum sd_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
