@@ -396,6 +396,7 @@ int main(int argc, char **argv)
 {
     struct relay r = { .listener_fd = -1, .sigfd = -1 };
     struct sd_settings set;
+    struct sd_listen_params lp;
     const struct sd_provider_ops *provider;
     struct sockaddr_storage listen_addr;
     socklen_t listen_len = 0;
@@ -426,7 +427,8 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     r.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     r.loop = sd_loop_new();
-    r.listener = r.opts.provider->listen((struct sockaddr *)&listen_addr, listen_len, 128, &err);
+    sd_settings_listen_params(&set, 128, &lp);
+    r.listener = r.opts.provider->listen((struct sockaddr *)&listen_addr, listen_len, &lp, &err);
     if (!r.loop || r.sigfd < 0 || !r.listener) {
         fprintf(stderr, "smbdirect-relay: cannot listen on %s (%s): %s\n", listen_str,
                 r.opts.provider->name, strerror(err ? -err : ENOMEM));

@@ -247,7 +247,7 @@ static void assert_same_settings(const struct sd_settings *a, const struct sd_se
         sd_settings_link_opts(a, (enum smbd_role)role, &la);
         sd_settings_link_opts(b, (enum smbd_role)role, &lb);
         if (memcmp(&la.cfg, &lb.cfg, sizeof(la.cfg)) != 0 || la.ird != lb.ird ||
-            la.ord != lb.ord || la.timeout_ms != lb.timeout_ms)
+            la.ord != lb.ord || la.timeout_ms != lb.timeout_ms || la.want_crc != lb.want_crc)
             fail_msg("%s: the front ends make different links", what);
     }
 }
@@ -380,9 +380,15 @@ static void test_env_reads_each_row(void **state)
     {
         struct smbd_link_opts o;
 
+        struct sd_listen_params lp;
+
         sd_settings_link_opts(&s, SMBD_ROLE_ACTIVE, &o);
         assert_int_equal(o.cfg.keepalive_interval_ms, 0); /* 0: no keepalive */
+        assert_int_equal(o.want_crc, 1);
         assert_null(smbd_config_check(&o.cfg));
+        sd_settings_listen_params(&s, 7, &lp);
+        assert_int_equal(lp.backlog, 7);
+        assert_int_equal(lp.handshake_ms, 150);
     }
 }
 

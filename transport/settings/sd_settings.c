@@ -142,7 +142,15 @@ void sd_settings_link_opts(const struct sd_settings *s, enum smbd_role role,
         c->negotiate_timeout_ms = s->connect_timeout_ms;
     o->ird = s->ird;
     o->ord = s->ord;
+    o->want_crc = s->soft_crc;
     o->timeout_ms = (int)s->connect_timeout_ms;
+}
+
+void sd_settings_listen_params(const struct sd_settings *s, int backlog,
+                               struct sd_listen_params *lp)
+{
+    lp->backlog = backlog;
+    lp->handshake_ms = (int)s->soft_handshake_ms;
 }
 
 const struct sd_provider_ops *sd_settings_provider(enum sd_transport t)

@@ -115,11 +115,15 @@ char *sd_settings_words(const struct sd_setting *row, const char *open, const ch
                         const char *sep, const char *last, char *buf, size_t len);
 
 /* The link options s makes for role: the engine's defaults (smbd_config_default) with
- * the sizes, credits, keepalive, IRD/ORD and timeout of s; the negotiate timer never
- * outlives the timeout. provider and smbd_ird_ord_header are left 0: they depend on
- * the peer (sd_settings_reach). */
+ * the sizes, credits, keepalive, IRD/ORD, MPA CRC wish and timeout of s; the negotiate
+ * timer never outlives the timeout. provider and smbd_ird_ord_header are left 0: they
+ * depend on the peer (sd_settings_reach). */
 void sd_settings_link_opts(const struct sd_settings *s, enum smbd_role role,
                            struct smbd_link_opts *o);
+
+/* The listener parameters s makes (the soft-iWARP handshake time), with backlog. */
+void sd_settings_listen_params(const struct sd_settings *s, int backlog,
+                               struct sd_listen_params *lp);
 
 /* The provider a transport starts with: verbs for rdma, soft-iWARP for soft, for auto
  * verbs when rdma-core reports a device, else soft-iWARP. NULL for tcp. */
