@@ -29,7 +29,8 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
     [SD_SET_PORTS] = {
         .env = "SMBDIRECT_PORTS", .env_progs = SHIM, .kind = SD_KIND_PORTS,
         .def = SAME("445"),
-        .help = "TCP ports whose connects are tunneled: 1-65535, at most 32, no duplicates" },
+        .help = "TCP ports whose connects are tunneled (139 only when listed): 1-65535, at "
+                "most 32, no duplicates" },
     [SD_SET_PORTMAP] = {
         .env = "SMBDIRECT_PORTMAP", .env_progs = SHIM, .kind = SD_KIND_PORTMAP,
         .def = SAME(""),
@@ -45,7 +46,8 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .env = "SMBDIRECT_LOG", .env_progs = ALL, .kind = SD_KIND_LOG,
         /* The probe prints its own failures: library lines would repeat them. */
         .def = { [SD_PROG_SHIM] = "warn", [SD_PROG_RELAY] = "warn", [SD_PROG_PROBE] = "error" },
-        .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message" },
+        .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message, and "
+                "at info the shim logs each tunnel's setup and end with byte counts" },
     [SD_SET_CONNECT_TIMEOUT] = {
         .env = "SMBDIRECT_CONNECT_TIMEOUT", .flag = "timeout", .env_progs = SHIM,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_MS, .min = 1,
