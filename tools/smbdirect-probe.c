@@ -99,6 +99,7 @@ int main(int argc, char **argv)
                                   err, sizeof(err));
     if (first < 0)
         return usage_error("%s", err);
+    sd_log_set_level(set.log_level);
     if (first != argc - 1)
         return usage_error("%s", first >= argc ? "missing HOST[:PORT]"
                                                : "exactly one HOST[:PORT] is expected");
@@ -106,7 +107,6 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "'%s': %s", argv[first], why);
         return usage_error("%s", err);
     }
-    sd_log_set_level(set.log_level);
     sd_settings_link_opts(&set, SMBD_ROLE_ACTIVE, &lo);
     provider = sd_settings_provider(set.transport);
     rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&dst, dstlen,

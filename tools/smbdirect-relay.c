@@ -382,6 +382,7 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sd_settings
 
     if (first < 0)
         return usage_error("%s", err);
+    sd_log_set_level(set->log_level);
     if (first < argc)
         return usage_error("unexpected argument '%s'", argv[first]);
     if (!a.listen || !a.backend)
@@ -406,7 +407,6 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &r, &set, &listen_addr, &listen_len)) != 0)
         return rc;
-    sd_log_set_level(set.log_level);
     sd_settings_link_opts(&set, SMBD_ROLE_PASSIVE, &r.opts);
     sd_addr_format((struct sockaddr *)&r.backend, r.backend_str, sizeof(r.backend_str));
     sd_addr_format((struct sockaddr *)&listen_addr, listen_str, sizeof(listen_str));

@@ -221,9 +221,13 @@ void sd_settings_markdown(FILE *out)
         char line[2048] = "";
         int first = -1;
 
-        add(line, sizeof(line), "| `%s` (", row->env);
-        add_progs(line, sizeof(line), row->env_progs);
-        add(line, sizeof(line), ") | ");
+        add(line, sizeof(line), "| ");
+        if (row->env) {
+            add(line, sizeof(line), "`%s` (", row->env);
+            add_progs(line, sizeof(line), row->env_progs);
+            add(line, sizeof(line), ")");
+        }
+        add(line, sizeof(line), " | ");
         if (row->flag) {
             add(line, sizeof(line), "`--%s` (", row->flag);
             add_progs(line, sizeof(line), row->flag_progs);
