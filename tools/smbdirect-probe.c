@@ -68,7 +68,8 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
     printf("ORD: %u\n", cm->ord);
 }
 
-/* --help is the probe's only option of its own. */
+enum { OPT_HELP = 1 }; /* the probe's only option of its own */
+
 static int probe_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
 {
     (void)ctx;
@@ -84,7 +85,7 @@ static int probe_option(void *ctx, int val, const char *arg, char *err, size_t e
 
 int main(int argc, char **argv)
 {
-    static const struct option own[] = { { "help", no_argument, NULL, 1 } };
+    static const struct option own[] = { { "help", no_argument, NULL, OPT_HELP } };
     const struct sd_provider_ops *provider;
     struct smbd_link_opts lo;
     struct sd_settings set;

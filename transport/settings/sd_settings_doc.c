@@ -35,7 +35,8 @@ static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
                                   "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]" };
 
 /* Appends to buf (of len bytes, holding a string). */
-static void add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void add(char *buf, size_t len, const char *fmt, ...)
 {
@@ -65,8 +66,8 @@ static void add_size(char *buf, size_t len, uint64_t v, const struct style *st)
         add(buf, len, " (%llu MiB %s 1)", (unsigned long long)((v + 1) / MIB), st->minus);
 }
 
-/* Appends a default or bound of row: a number (bytes with their shorter spelling), a
- * word in the style's quotes, or "none" for an empty list. */
+/* Appends a default of row: a number (bytes with their shorter spelling), a word in
+ * the style's quotes, or "none" for an empty list. */
 static void add_default(char *buf, size_t len, const struct sd_setting *row, const char *text,
                         const struct style *st)
 {
