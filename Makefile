@@ -38,11 +38,12 @@ UNIT_SRC  = $(wildcard tests/unit/test_*.c)
 UNIT_HELP = $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
+DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all tests test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
+.PHONY: print-includes deps all tests docs test test-unit test-bats test-vm demo bench bench-engine fuzz install clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
-all: $(PROGS) tests
+all: $(PROGS) $(DOCGEN) tests
 
 $(BUILD)/obj/common/%.o:             INCLUDES = $(INC_COMMON)
 $(BUILD)/obj/portmap/%.o:            INCLUDES = $(INC_PORTMAP)
@@ -85,6 +86,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
 	@$(CC) $(CFLAGS) $(INC_ALL) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+
+# Rewrites the settings blocks of README.md, the man pages and the smbdirect wrapper
+# from the settings table (the unit tier fails while they differ).
+docs: $(DOCGEN)
+	scripts/settings-docs $(BUILD)
 
 # The include flags of the whole tree, for scripts that compile on their own (scripts/fuzz).
 print-includes:

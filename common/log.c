@@ -4,7 +4,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,20 +22,7 @@ int sd_log_parse_level(const char *s, enum sd_log_level *out)
     return -1;
 }
 
-int sd_log_init_from_env(void)
-{
-    const char *v = getenv("SMBDIRECT_LOG");
-    enum sd_log_level lvl;
-
-    if (!v || !*v)
-        return 0;
-    if (sd_log_parse_level(v, &lvl) < 0) {
-        sd_log(SD_LOG_ERROR, "SMBDIRECT_LOG='%s' is invalid: use debug, info, warn or error", v);
-        return -1;
-    }
-    current_level = lvl;
-    return 0;
-}
+const char *sd_log_level_name(enum sd_log_level level) { return level_names[level]; }
 
 void sd_log_set_level(enum sd_log_level level) { current_level = level; }
 

@@ -1,17 +1,17 @@
-/* common/log.h — the one logging module: levelled messages to stderr.
- * Level comes from SMBDIRECT_LOG=debug|info|warn|error (default warn). */
+/* common/log.h — the one logging module: levelled messages to stderr, at or above
+ * the level set (default warn; the programs set SMBDIRECT_LOG's, see
+ * transport/settings). */
 #ifndef SMBDIRECT_LOG_H
 #define SMBDIRECT_LOG_H
 
 enum sd_log_level { SD_LOG_DEBUG = 0, SD_LOG_INFO, SD_LOG_WARN, SD_LOG_ERROR, SD_LOG_OFF };
 
-/* Reads SMBDIRECT_LOG. Returns 0, or -1 after printing an error naming the
- * variable when its value is invalid (the level then stays at warn). */
-int sd_log_init_from_env(void);
 void sd_log_set_level(enum sd_log_level level);
 enum sd_log_level sd_log_get_level(void);
 /* Parses "debug|info|warn|error"; returns -1 for anything else. */
 int sd_log_parse_level(const char *s, enum sd_log_level *out);
+/* The name of a level from SD_LOG_DEBUG to SD_LOG_ERROR. */
+const char *sd_log_level_name(enum sd_log_level level);
 
 void sd_log(enum sd_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,5 +1,6 @@
-/* portmap/portmap.c — strict parsing of SMBDIRECT_PORTS and SMBDIRECT_PORTMAP and
- * the SMB Direct port lookup (DESIGN.md "Ports": iWARP 5445, IB/RoCE 445). */
+/* portmap/portmap.c — strict parsing of port lists and port maps (SMBDIRECT_PORTS,
+ * SMBDIRECT_PORTMAP) and the SMB Direct port lookup (DESIGN.md "Ports": iWARP 5445,
+ * IB/RoCE 445). */
 #include "portmap.h"
 
 #include <stdarg.h>
@@ -7,9 +8,6 @@
 #include <string.h>
 
 #include "sd_num.h"
-
-static const char PORTS_VAR[] = "SMBDIRECT_PORTS";
-static const char MAP_VAR[] = "SMBDIRECT_PORTMAP";
 
 /* A token of the comma-separated list: [start, start+len) with blanks trimmed. */
 struct pm_token {
@@ -70,21 +68,21 @@ int pm_parse_ports(const char *spec, struct pm_ports *out, char *err, size_t err
 
     out->n = 0;
     if (!spec || !*spec) {
-        pm_fail(err, errlen, "%s is empty: give TCP ports like \"445\" or \"445,8445\"", PORTS_VAR);
+        pm_fail(err, errlen, "the list is empty: give TCP ports like \"445\" or \"445,8445\"");
         return -1;
     }
     while (pm_next_token(&pos, &t)) {
         if (pm_parse_port(t.start, t.len, &port) < 0) {
-            pm_fail(err, errlen, "%s: '%.*s' is not a port number 1..65535", PORTS_VAR,
+            pm_fail(err, errlen, "'%.*s' is not a port number 1..65535",
                     (int)(t.len > 64 ? 64 : t.len), t.start);
             return -1;
         }
         if (pm_ports_contains(out, port)) {
-            pm_fail(err, errlen, "%s: port %u is listed twice", PORTS_VAR, port);
+            pm_fail(err, errlen, "port %u is listed twice", port);
             return -1;
         }
         if (out->n == PM_MAX_ENTRIES) {
-            pm_fail(err, errlen, "%s: more than %d ports", PORTS_VAR, PM_MAX_ENTRIES);
+            pm_fail(err, errlen, "more than %d ports", PM_MAX_ENTRIES);
             return -1;
         }
         out->port[out->n++] = port;
@@ -117,16 +115,16 @@ int pm_parse_map(const char *spec, struct pm_map *out, char *err, size_t errlen)
         if (!colon || pm_parse_port(t.start, tcp_len, &tcp) < 0 ||
             pm_parse_port(colon + 1, t.len - tcp_len - 1, &rdma) < 0) {
             pm_fail(err, errlen,
-                    "%s: '%.*s' is not tcpport:rdmaport with ports 1..65535 (e.g. \"445:5445\")",
-                    MAP_VAR, (int)(t.len > 64 ? 64 : t.len), t.start);
+                    "'%.*s' is not tcpport:rdmaport with ports 1..65535 (e.g. \"445:5445\")",
+                    (int)(t.len > 64 ? 64 : t.len), t.start);
             return -1;
         }
         if (pm_map_find(out, tcp) >= 0) {
-            pm_fail(err, errlen, "%s: TCP port %u is mapped twice", MAP_VAR, tcp);
+            pm_fail(err, errlen, "TCP port %u is mapped twice", tcp);
             return -1;
         }
         if (out->n == PM_MAX_ENTRIES) {
-            pm_fail(err, errlen, "%s: more than %d entries", MAP_VAR, PM_MAX_ENTRIES);
+            pm_fail(err, errlen, "more than %d entries", PM_MAX_ENTRIES);
             return -1;
         }
         out->e[out->n].tcp = tcp;

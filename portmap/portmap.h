@@ -24,13 +24,14 @@ struct pm_map {
     int n;
 };
 
-/* Parses SMBDIRECT_PORTS = "445[,PORT...]" (1..65535, no duplicates, at most
- * PM_MAX_ENTRIES, at least one). 0, or -1 with a message naming the variable and
- * the bad token in err. */
+/* Parses a port list such as SMBDIRECT_PORTS = "445[,PORT...]" (1..65535, no
+ * duplicates, at most PM_MAX_ENTRIES, at least one). 0, or -1 with a message naming
+ * the bad token in err (the caller names where the text came from). */
 int pm_parse_ports(const char *spec, struct pm_ports *out, char *err, size_t errlen);
 
-/* Parses SMBDIRECT_PORTMAP = "tcpport:rdmaport[,...]"; "" is the empty map. Each
- * TCP port appears at most once. 0, or -1 with a message in err. */
+/* Parses a port map such as SMBDIRECT_PORTMAP = "tcpport:rdmaport[,...]"; "" is the
+ * empty map. Each TCP port appears at most once. 0, or -1 with a message naming the
+ * bad entry in err (the caller names where the text came from). */
 int pm_parse_map(const char *spec, struct pm_map *out, char *err, size_t errlen);
 
 /* 1 when port is in p, else 0. */

@@ -16,7 +16,6 @@
 
 #include "log.h"
 #include "sd_addr.h"
-#include "sd_tuning.h"
 #include "shim_config.h"
 #include "shim_engine.h"
 #include "shim_fdtable.h"
@@ -76,37 +75,21 @@ static pthread_once_t provider_once = PTHREAD_ONCE_INIT;
 
 static void choose_provider(void)
 {
-    switch (shim_config_get()->transport) {
-    case SHIM_TRANSPORT_RDMA: chosen_provider = &sd_verbs_provider; break;
-    case SHIM_TRANSPORT_SOFT: chosen_provider = &sd_soft_provider; break;
-    default:
-        shim_guard_enter();
-        chosen_provider = sd_verbs_device_present() ? &sd_verbs_provider : &sd_soft_provider;
-        shim_guard_leave();
-        break;
-    }
+    shim_guard_enter(); /* rdma-core's device scan must not come back here */
+    chosen_provider = sd_settings_provider(shim_config_get()->set.transport);
+    shim_guard_leave();
     sd_debug("SMB Direct provider: %s", chosen_provider->name);
 }
 
-/* The provider for dst and whether it is iWARP. In auto mode a verbs device that does
- * not reach dst leaves the connection to soft-iWARP. 0 or -errno. */
+/* The provider for dst and whether it is iWARP (sd_settings_reach: in auto mode a
+ * verbs device that does not reach dst leaves the connection to soft-iWARP). 0 or
+ * -errno. */
 static int pick_provider(const struct sockaddr *dst, socklen_t len,
                          const struct sd_provider_ops **out, int *is_iwarp)
 {
-    int rc;
-
     pthread_once(&provider_once, choose_provider);
-    *out = chosen_provider;
-    rc = chosen_provider->is_iwarp(dst, len);
-    if (rc < 0 && chosen_provider != &sd_soft_provider &&
-        shim_config_get()->transport == SHIM_TRANSPORT_AUTO) {
-        *out = &sd_soft_provider;
-        rc = sd_soft_provider.is_iwarp(dst, len);
-    }
-    if (rc < 0)
-        return rc;
-    *is_iwarp = rc;
-    return 0;
+    return sd_settings_reach(shim_config_get()->set.transport, chosen_provider, dst, len, out,
+                             is_iwarp);
 }
 
 struct dial_result {
@@ -121,25 +104,21 @@ static int dial(const struct shim_config *cfg, const struct sockaddr *addr, sock
                 struct dial_result *res)
 {
     struct sockaddr_storage dst;
-    struct smbd_link_opts o;
+    struct smbd_link_opts o = cfg->link;
     int is_iwarp = 0, rc;
 
-    memset(&o, 0, sizeof(o));
     memset(&dst, 0, sizeof(dst));
     memcpy(&dst, addr, inet_len(addr->sa_family));
     len = inet_len(addr->sa_family);
     shim_guard_enter(); /* the provider's own sockets must not come back here */
     rc = pick_provider((struct sockaddr *)&dst, len, &o.provider, &is_iwarp);
     res->provider = rc == 0 ? o.provider->name : "none";
-    res->rdma_port = pm_rdma_port(&cfg->portmap, (uint16_t)inet_port(addr, len), is_iwarp);
+    res->rdma_port = pm_rdma_port(&cfg->set.portmap, (uint16_t)inet_port(addr, len), is_iwarp);
     if (rc < 0) {
         snprintf(res->why, sizeof(res->why), "no RDMA device reaches the server");
     } else {
         set_inet_port(&dst, res->rdma_port);
-        o.cfg = cfg->smbd;
-        o.ird = o.ord = SD_TUNED_RDMA_READ_DEPTH;
         o.smbd_ird_ord_header = is_iwarp; /* MS-SMBD Appendix A: iWARP only */
-        o.timeout_ms = cfg->connect_timeout_ms;
         rc = smbd_link_dial((struct sockaddr *)&dst, len, &o, &res->link, res->why,
                             sizeof(res->why));
     }
@@ -215,8 +194,8 @@ static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct so
     info.status_flags = status;
     info.fd_flags = fdflags;
     describe_local(fd, link, info.family, &info);
-    grow_buffers(sv[0], cfg->sockbuf_bytes);
-    grow_buffers(sv[1], cfg->sockbuf_bytes);
+    grow_buffers(sv[0], (int)cfg->set.sockbuf);
+    grow_buffers(sv[1], (int)cfg->set.sockbuf);
     carry_socket_options(fd, sv[0]);
     fcntl(sv[1], F_SETFL, O_NONBLOCK);
     /* sv[0] and the fd it becomes are one socket: one key before and after dup3. */
@@ -257,7 +236,7 @@ static int fall_back(int fd, const struct shim_config *cfg, const struct sockadd
     snprintf(reason, sizeof(reason), "SMB Direct to %s (%s, port %u) failed: %s%s%s", where,
              res->provider, res->rdma_port, res->why, said || !res->why[0] ? "" : ": ",
              said ? "" : what);
-    if (cfg->fallback == SHIM_FALLBACK_TCP) {
+    if (cfg->set.fallback == SD_FALLBACK_TCP) {
         sd_warn("%s; using TCP instead (SMBDIRECT_FALLBACK=tcp)", reason);
         return shim_real()->connect(fd, addr, len);
     }
@@ -285,8 +264,8 @@ int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int 
     if (port == 0)
         return 0;
     cfg = shim_config_get();
-    if ((cfg->valid && cfg->transport == SHIM_TRANSPORT_TCP) ||
-        !pm_ports_contains(&cfg->ports, (uint16_t)port) || !is_fresh_tcp_socket(fd)) {
+    if ((cfg->valid && cfg->set.transport == SD_TRANSPORT_TCP) ||
+        !pm_ports_contains(&cfg->set.ports, (uint16_t)port) || !is_fresh_tcp_socket(fd)) {
         errno = saved;
         return 0;
     }

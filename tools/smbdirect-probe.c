@@ -10,14 +10,12 @@
 #include "log.h"
 #include "portmap.h"
 #include "sd_addr.h"
-#include "sd_cli.h"
-#include "sd_tuning.h"
+#include "sd_settings.h"
 #include "smbd_link.h"
 
-#define PROBE_DEFAULT_TIMEOUT_MS 5000
-#define PROBE_SMB_PORT           445  /* the SMB port whose SMB Direct port is probed */
+#define PROBE_SMB_PORT 445 /* the SMB port whose SMB Direct port is probed */
 
-static const char usage_text[] =
+static const char usage_head[] =
     "Usage: smbdirect-probe [OPTION]... HOST[:PORT]\n"
     "\n"
     "Connect to the SMB Direct (MS-SMBD) server at HOST, negotiate, print the negotiated\n"
@@ -25,21 +23,15 @@ static const char usage_text[] =
     "and to 445 for InfiniBand/RoCE devices. IPv6 addresses are written [ADDR]:PORT.\n"
     "\n"
     "Options:\n"
-    "  --transport soft|rdma    soft: userspace soft-iWARP over TCP, no RDMA NIC needed\n"
-    "                           (default); rdma: an RDMA device through rdma-core\n"
-    "  --timeout MS             bound on connect + negotiate (default 5000)\n"
     "  --help                   show this help and exit\n"
-    "\n"
-    "SMB Direct settings offered:\n"
-    "%s"
+    "\n";
+
+static const char usage_tail[] =
     "\n"
     "Output on success (stdout), one \"Name: value\" per line:\n"
     "  peer, transport, version, credits.send_target, credits.send_granted,\n"
     "  credits.receive_max, MaxSendSize, MaxReceiveSize, MaxFragmentedSize.send,\n"
     "  MaxFragmentedSize.recv, MaxReadWriteSize, IRD, ORD\n"
-    "\n"
-    "Environment:\n"
-    "  SMBDIRECT_LOG=error|warn|info|debug   diagnostic detail (default error)\n"
     "\n"
     "Exit status: 0 negotiated, 1 connect or negotiate failed (the reason is printed),\n"
     "2 bad arguments.\n"
@@ -76,55 +68,53 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
     printf("ORD: %u\n", cm->ord);
 }
 
+enum { OPT_HELP = 1 }; /* the probe's only option of its own */
+
+static int probe_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
+{
+    (void)ctx;
+    (void)val;
+    (void)arg;
+    (void)err;
+    (void)errlen;
+    fputs(usage_head, stdout);
+    sd_settings_usage(stdout, SD_PROG_PROBE);
+    fputs(usage_tail, stdout);
+    exit(0);
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option fixed[] = {
-        { "transport", required_argument, NULL, SD_CLI_OPT_TRANSPORT },
-        { "timeout", required_argument, NULL, SD_CLI_OPT_TIMEOUT },
-        { "help", no_argument, NULL, SD_CLI_OPT_HELP },
-    };
-    struct option opts[SD_CLI_MAX_OPTS];
-    struct smbd_link_opts lo = { .provider = &sd_soft_provider,
-                                 .ird = SD_TUNED_RDMA_READ_DEPTH,
-                                 .ord = SD_TUNED_RDMA_READ_DEPTH,
-                                 .timeout_ms = PROBE_DEFAULT_TIMEOUT_MS };
+    static const struct option own[] = { { "help", no_argument, NULL, OPT_HELP } };
+    const struct sd_provider_ops *provider;
+    struct smbd_link_opts lo;
+    struct sd_settings set;
     struct sockaddr_storage dst;
     socklen_t dstlen;
     struct smbd_link *k = NULL;
-    char err[300], peer[SD_ADDR_STRLEN];
+    char err[600], peer[SD_ADDR_STRLEN];
     const char *why;
-    int o, idx, iwarp, rc;
+    int first, iwarp, rc;
 
-    sd_tuning_defaults(&lo.cfg, SMBD_ROLE_ACTIVE);
-    sd_log_set_level(SD_LOG_ERROR); /* failures are printed below; SMBDIRECT_LOG overrides */
-    if (sd_log_init_from_env() < 0)
-        return 2;
-    sd_cli_options(opts, fixed, sizeof(fixed) / sizeof(fixed[0]));
-
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-        rc = sd_cli_apply(o, opts, idx, argv, &lo, err, sizeof(err));
-        if (rc < 0)
-            return usage_error("%s", err);
-        if (rc > 0) { /* --help is the only option of the probe's own */
-            printf(usage_text, sd_tuning_usage);
-            return 0;
-        }
-    }
-    if (optind != argc - 1)
-        return usage_error("%s", optind >= argc ? "missing HOST[:PORT]"
-                                                : "exactly one HOST[:PORT] is expected");
-    if (sd_addr_parse(argv[optind], 0, &dst, &dstlen, &why) < 0) {
-        snprintf(err, sizeof(err), "'%s': %s", argv[optind], why);
+    first = sd_settings_from_argv(&set, SD_PROG_PROBE, argc, argv, own, 1, probe_option, NULL,
+                                  err, sizeof(err));
+    if (first < 0)
+        return usage_error("%s", err);
+    sd_log_set_level(set.log_level);
+    if (first != argc - 1)
+        return usage_error("%s", first >= argc ? "missing HOST[:PORT]"
+                                               : "exactly one HOST[:PORT] is expected");
+    if (sd_addr_parse(argv[first], 0, &dst, &dstlen, &why) < 0) {
+        snprintf(err, sizeof(err), "'%s': %s", argv[first], why);
         return usage_error("%s", err);
     }
-    if ((why = smbd_config_check(&lo.cfg)))
-        return usage_error("invalid SMB Direct setting: %s", why);
-
-    iwarp = lo.provider->is_iwarp((struct sockaddr *)&dst, dstlen);
-    if (iwarp < 0) {
-        fprintf(stderr, "smbdirect-probe: no %s device reaches %s: %s\n", lo.provider->name,
-                argv[optind], strerror(-iwarp));
+    sd_settings_link_opts(&set, SMBD_ROLE_ACTIVE, &lo);
+    provider = sd_settings_provider(set.transport);
+    rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&dst, dstlen,
+                           &lo.provider, &iwarp);
+    if (rc < 0) {
+        fprintf(stderr, "smbdirect-probe: no %s device reaches %s: %s\n", provider->name,
+                argv[first], strerror(-rc));
         return 1;
     }
     lo.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */

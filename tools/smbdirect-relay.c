@@ -16,16 +16,14 @@
 
 #include "log.h"
 #include "sd_addr.h"
-#include "sd_cli.h"
 #include "sd_loop.h"
-#include "sd_tuning.h"
+#include "sd_settings.h"
 #include "smbd_bridge.h"
 #include "smbd_link.h"
 
-#define RELAY_DEFAULT_TIMEOUT_MS 5000
-#define RELAY_SHUTDOWN_MS        3000
+#define RELAY_SHUTDOWN_MS 3000
 
-static const char usage_text[] =
+static const char usage_head[] =
     "Usage: smbdirect-relay --listen HOST:PORT --backend HOST:PORT [OPTION]...\n"
     "\n"
     "Accept SMB Direct (MS-SMBD) connections on HOST:PORT and bridge each one to its own\n"
@@ -39,15 +37,11 @@ static const char usage_text[] =
     "Options:\n"
     "  --listen HOST:PORT       address to accept SMB Direct on (iWARP usually uses 5445)\n"
     "  --backend HOST:PORT      TCP address of the SMB server (usually port 445)\n"
-    "  --transport soft|rdma    soft: userspace soft-iWARP over TCP, no RDMA NIC needed\n"
-    "                           (default); rdma: an RDMA device through rdma-core\n"
-    "  --timeout MS             bound on accept + negotiate and on the backend connect\n"
-    "                           (default 5000)\n"
     "  --log-stats              print a second line of counters when a connection ends\n"
     "  --help                   show this help and exit\n"
-    "\n"
-    "SMB Direct tuning (defaults favour smbclient's 8 MiB inline writes):\n"
-    "%s"
+    "\n";
+
+static const char usage_tail[] =
     "\n"
     "Output (stderr, one line each, stable for scripts):\n"
     "  relay: listening on ADDR (TRANSPORT), backend ADDR\n"
@@ -56,9 +50,6 @@ static const char usage_text[] =
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
     "         fragments in F out F, reason TEXT\n"
     "  relay: conn N failed: TEXT\n"
-    "\n"
-    "Environment:\n"
-    "  SMBDIRECT_LOG=error|warn|info|debug   diagnostic detail (default warn)\n"
     "\n"
     "SIGINT or SIGTERM closes every connection and exits 0. Exit status 2 means bad\n"
     "arguments, 1 a failure to start (e.g. the listen address is in use).\n"
@@ -348,77 +339,83 @@ static int parse_hostport(const char *flag, const char *text, struct sockaddr_st
     return usage_error("%s", msg);
 }
 
-enum { OPT_LISTEN = SD_CLI_OPT_OWN, OPT_BACKEND, OPT_LOG_STATS };
+enum { OPT_LISTEN = 1, OPT_BACKEND, OPT_LOG_STATS, OPT_HELP };
 
-static int parse_args(int argc, char **argv, struct relay *r, struct sockaddr_storage *listen_addr,
-                      socklen_t *listen_len)
+struct relay_args {
+    struct relay *r;
+    const char *listen, *backend;
+};
+
+static int relay_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
 {
-    static const struct option fixed[] = {
+    struct relay_args *a = ctx;
+
+    (void)err;
+    (void)errlen;
+    switch (val) {
+    case OPT_LISTEN: a->listen = arg; break;
+    case OPT_BACKEND: a->backend = arg; break;
+    case OPT_LOG_STATS: a->r->log_stats = 1; break;
+    case OPT_HELP:
+        fputs(usage_head, stdout);
+        sd_settings_usage(stdout, SD_PROG_RELAY);
+        fputs(usage_tail, stdout);
+        exit(0);
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct relay *r, struct sd_settings *set,
+                      struct sockaddr_storage *listen_addr, socklen_t *listen_len)
+{
+    static const struct option own[] = {
         { "listen", required_argument, NULL, OPT_LISTEN },
         { "backend", required_argument, NULL, OPT_BACKEND },
-        { "transport", required_argument, NULL, SD_CLI_OPT_TRANSPORT },
-        { "timeout", required_argument, NULL, SD_CLI_OPT_TIMEOUT },
         { "log-stats", no_argument, NULL, OPT_LOG_STATS },
-        { "help", no_argument, NULL, SD_CLI_OPT_HELP },
+        { "help", no_argument, NULL, OPT_HELP },
     };
-    struct option opts[SD_CLI_MAX_OPTS];
-    const char *listen_text = NULL, *backend_text = NULL, *why;
-    char err[300];
-    int o, idx, rc;
+    struct relay_args a = { .r = r };
+    char err[600];
+    int first = sd_settings_from_argv(set, SD_PROG_RELAY, argc, argv, own,
+                                      sizeof(own) / sizeof(own[0]), relay_option, &a, err,
+                                      sizeof(err));
 
-    sd_cli_options(opts, fixed, sizeof(fixed) / sizeof(fixed[0]));
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-        rc = sd_cli_apply(o, opts, idx, argv, &r->opts, err, sizeof(err));
-        if (rc < 0)
-            return usage_error("%s", err);
-        if (rc == 0)
-            continue;
-        switch (o) {
-        case OPT_LISTEN: listen_text = optarg; break;
-        case OPT_BACKEND: backend_text = optarg; break;
-        case OPT_LOG_STATS: r->log_stats = 1; break;
-        case SD_CLI_OPT_HELP:
-            printf(usage_text, sd_tuning_usage);
-            exit(0);
-        }
-    }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
-    if (!listen_text || !backend_text)
+    if (first < 0)
+        return usage_error("%s", err);
+    sd_log_set_level(set->log_level);
+    if (first < argc)
+        return usage_error("unexpected argument '%s'", argv[first]);
+    if (!a.listen || !a.backend)
         return usage_error("%s", "--listen HOST:PORT and --backend HOST:PORT are required");
-    if (parse_hostport("--listen", listen_text, listen_addr, listen_len) ||
-        parse_hostport("--backend", backend_text, &r->backend, &r->backend_len))
+    if (parse_hostport("--listen", a.listen, listen_addr, listen_len) ||
+        parse_hostport("--backend", a.backend, &r->backend, &r->backend_len))
         return 2;
-    if ((why = smbd_config_check(&r->opts.cfg)))
-        return usage_error("invalid SMB Direct setting: %s", why);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    struct relay r = { .opts = { .provider = &sd_soft_provider,
-                                 .ird = SD_TUNED_RDMA_READ_DEPTH,
-                                 .ord = SD_TUNED_RDMA_READ_DEPTH,
-                                 .timeout_ms = RELAY_DEFAULT_TIMEOUT_MS },
-                       .listener_fd = -1, .sigfd = -1 };
+    struct relay r = { .listener_fd = -1, .sigfd = -1 };
+    struct sd_settings set;
+    struct sd_listen_params lp;
+    const struct sd_provider_ops *provider;
     struct sockaddr_storage listen_addr;
     socklen_t listen_len = 0;
     char listen_str[SD_ADDR_STRLEN];
     sigset_t sigs;
     int rc, err = 0, iwarp;
 
-    sd_tuning_defaults(&r.opts.cfg, SMBD_ROLE_PASSIVE);
-    if (sd_log_init_from_env() < 0)
-        return 2;
-    if ((rc = parse_args(argc, argv, &r, &listen_addr, &listen_len)) != 0)
+    if ((rc = parse_args(argc, argv, &r, &set, &listen_addr, &listen_len)) != 0)
         return rc;
+    sd_settings_link_opts(&set, SMBD_ROLE_PASSIVE, &r.opts);
     sd_addr_format((struct sockaddr *)&r.backend, r.backend_str, sizeof(r.backend_str));
     sd_addr_format((struct sockaddr *)&listen_addr, listen_str, sizeof(listen_str));
-    iwarp = r.opts.provider->is_iwarp((struct sockaddr *)&listen_addr, listen_len);
-    if (iwarp < 0) {
-        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", r.opts.provider->name,
-                listen_str, strerror(-iwarp));
+    provider = sd_settings_provider(set.transport);
+    rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&listen_addr, listen_len,
+                           &r.opts.provider, &iwarp);
+    if (rc < 0) {
+        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", provider->name,
+                listen_str, strerror(-rc));
         return 1;
     }
     r.opts.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */
@@ -430,7 +427,8 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     r.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     r.loop = sd_loop_new();
-    r.listener = r.opts.provider->listen((struct sockaddr *)&listen_addr, listen_len, 128, &err);
+    sd_settings_listen_params(&set, 128, &lp);
+    r.listener = r.opts.provider->listen((struct sockaddr *)&listen_addr, listen_len, &lp, &err);
     if (!r.loop || r.sigfd < 0 || !r.listener) {
         fprintf(stderr, "smbdirect-relay: cannot listen on %s (%s): %s\n", listen_str,
                 r.opts.provider->name, strerror(err ? -err : ENOMEM));

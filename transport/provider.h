@@ -85,6 +85,9 @@ struct sd_cm_params {
     uint32_t ird;                 /* incoming RDMA Read depth we offer (> 0) */
     uint32_t ord;                 /* outgoing RDMA Read depth we want (> 0) */
     int smbd_ird_ord_header;      /* add/expect the MS-SMBD 6.1 header */
+    /* soft-iWARP: ask the peer for MPA CRC (RFC 5044 7.1.2 M flag, 8); without it
+     * CRC is used only when the peer asks. Verbs ignore it (the device decides). */
+    int want_crc;
     const void *private_data;
     uint16_t private_data_len;
     /* Passive side only (may be NULL): called with the new qp once it exists and
@@ -96,6 +99,15 @@ struct sd_cm_params {
      * (posted work flushes, then SD_WC_CONN_LOST), so the caller cleans up as usual. */
     int (*pre_accept)(struct sd_qp *qp, void *arg);
     void *pre_accept_arg;
+};
+
+/* Listener parameters. */
+struct sd_listen_params {
+    int backlog;      /* connections waiting to be accepted, as for listen(2) */
+    /* soft-iWARP: how long an accepted TCP connection may take to send its MPA
+     * request (RFC 5044 7.1.2) before it is dropped, > 0. Verbs ignore it (the
+     * kernel's connection manager times its own handshakes). */
+    int handshake_ms;
 };
 
 struct sd_cm_result {
@@ -125,7 +137,7 @@ struct sd_provider_ops {
     /* Passive side. listener_fd is readable when accept() can make progress (a new
      * connection, more of a pending connection request, a handshake deadline). */
     struct sd_listener *(*listen)(const struct sockaddr *addr, socklen_t addrlen,
-                                  int backlog, int *err);
+                                  const struct sd_listen_params *lp, int *err);
     int (*listener_fd)(struct sd_listener *l);
     /* The address the listener is bound to (with the port chosen when listen() asked
      * for port 0). *len: in, the size of *addr; out, the address's length. */

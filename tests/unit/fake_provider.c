@@ -543,9 +543,9 @@ static struct sd_qp *fake_connect(const struct sockaddr *addr, socklen_t addrlen
 }
 
 static struct sd_listener *fake_listen(const struct sockaddr *addr, socklen_t addrlen,
-                                       int backlog, int *err)
+                                       const struct sd_listen_params *lp, int *err)
 {
-    (void)addr, (void)addrlen, (void)backlog;
+    (void)addr, (void)addrlen, (void)lp;
     *err = -EOPNOTSUPP;
     return NULL;
 }

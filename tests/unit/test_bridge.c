@@ -142,7 +142,8 @@ static void bt_setup(struct bt_pair *p, int tcp_b)
     p->opts.ird = p->opts.ord = 16;
     p->opts.smbd_ird_ord_header = 1;
     p->opts.timeout_ms = 5000;
-    p->listener = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any), 8, &err);
+    p->listener = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any),
+                                          &(struct sd_listen_params){ 8, 5000 }, &err);
     assert_non_null(p->listener);
     assert_int_equal(sd_soft_listener_addr(p->listener, (struct sockaddr *)&bound, &bl), 0);
     p->port = ntohs(bound.sin_port);

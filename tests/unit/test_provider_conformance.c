@@ -11,6 +11,7 @@
 #include "sd_clock.h"
 #include "provider.h"
 #include "soft/iwarp_wire.h"
+#include "soft/soft_qp.h" /* the CRC tests look at what the soft-iWARP qp negotiated */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -171,7 +172,8 @@ static void listen_any(struct pair *p)
     p->addr.sin_family = AF_INET;
     assert_int_equal(inet_pton(AF_INET, test_addr, &p->addr.sin_addr), 1);
     int err = 0;
-    p->l = P->listen((struct sockaddr *)&p->addr, sizeof(p->addr), 8, &err);
+    p->l = P->listen((struct sockaddr *)&p->addr, sizeof(p->addr),
+                     &(struct sd_listen_params){ .backlog = 8, .handshake_ms = TIMEOUT_MS }, &err);
     assert_non_null(p->l);
     struct sockaddr_storage bound;
     socklen_t sl = sizeof(bound);
@@ -482,20 +484,6 @@ static void test_mpa_handshake_timeout(void **state)
     assert_int_equal(err, -ETIMEDOUT);
     assert_true((int64_t)sd_now_ms() - t0 < 2000);
     close(lfd);
-    P->listener_close(p.l);
-}
-
-static void test_bad_crc_setting_is_an_error(void **state)
-{
-    (void)state;
-    setenv("SMBDIRECT_SOFT_CRC", "yes", 1);
-    struct pair p;
-    listen_any(&p);
-    int err = 0;
-    assert_null(P->connect((struct sockaddr *)&p.addr, sizeof(p.addr), &default_params, 200,
-                           NULL, &err));
-    assert_int_equal(err, -EINVAL);
-    unsetenv("SMBDIRECT_SOFT_CRC");
     P->listener_close(p.l);
 }
 
@@ -1033,14 +1021,22 @@ static void test_interleaved_traffic_both_directions(void **state)
     close_pair(&p);
 }
 
-/* Soft-iWARP with MPA CRC on (SMBDIRECT_SOFT_CRC=1 on one side suffices). */
-static void test_soft_crc_negotiated_and_checked(void **state)
+/* Soft-iWARP with MPA CRC: asked for by one side only, the connecting or the accepting
+ * one, both use it (RFC 5044 7.1.2); without asking, neither does. Data still flows. */
+static void soft_crc_exchange(int connector_asks)
 {
-    (void)state;
-    setenv("SMBDIRECT_SOFT_CRC", "1", 1);
+    static const struct sd_cm_params crc_params = {.ird = 16, .ord = 16, .want_crc = 1};
     struct pair p;
+    int aerr;
+
     connect_pair(&p);
-    unsetenv("SMBDIRECT_SOFT_CRC");
+    assert_false(p.a.qp->crc || p.b.qp->crc);
+    close_pair(&p);
+    assert_int_equal(connect_pair_params(&p, connector_asks ? &crc_params : &default_params,
+                                         connector_asks ? &default_params : &crc_params, &aerr),
+                     0);
+    assert_int_equal(aerr, 0);
+    assert_true(p.a.qp->crc && p.b.qp->crc);
     size_t sizes[] = {1, 3, 4096, 65536};
     exchange_sizes(&p, sizes, 4);
     struct buf src, dst;
@@ -1054,6 +1050,18 @@ static void test_soft_crc_negotiated_and_checked(void **state)
     buf_free(&p.b, &src);
     buf_free(&p.a, &dst);
     close_pair(&p);
+}
+
+static void test_soft_crc_asked_by_connector(void **state)
+{
+    (void)state;
+    soft_crc_exchange(1);
+}
+
+static void test_soft_crc_asked_by_acceptor(void **state)
+{
+    (void)state;
+    soft_crc_exchange(0);
 }
 
 /* Throughput of a 1 MiB Send loop and 1 MiB RDMA Writes (printed, not asserted). */
@@ -1138,8 +1146,8 @@ int main(void)
         cmocka_unit_test(test_appendix_a_legacy_le_header_accepted),
         cmocka_unit_test(test_mpa_revision1_peer_accepted),
         cmocka_unit_test(test_mpa_handshake_timeout),
-        cmocka_unit_test(test_bad_crc_setting_is_an_error),
-        cmocka_unit_test(test_soft_crc_negotiated_and_checked),
+        cmocka_unit_test(test_soft_crc_asked_by_connector),
+        cmocka_unit_test(test_soft_crc_asked_by_acceptor),
     };
     P = &sd_soft_provider;
     on_iwarp = 1;

@@ -1,6 +1,7 @@
 /* tests/unit/test_shim_config.c — every SMBDIRECT_* variable of the shim: defaults,
- * valid values landing in the right field, and invalid values rejected with an error
- * that names the variable and repeats the value. */
+ * valid values landing in the right field of the settings and of the link options,
+ * and invalid values rejected with an error line that names the variable and repeats
+ * the value. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -19,7 +21,8 @@ static const char *const all_vars[] = {
     "SMBDIRECT_LOG", "SMBDIRECT_CREDITS", "SMBDIRECT_MAX_SEND_SIZE",
     "SMBDIRECT_MAX_RECEIVE_SIZE", "SMBDIRECT_MAX_FRAGMENTED_SIZE",
     "SMBDIRECT_MAX_READ_WRITE_SIZE", "SMBDIRECT_KEEPALIVE", "SMBDIRECT_CONNECT_TIMEOUT",
-    "SMBDIRECT_SOCKBUF",
+    "SMBDIRECT_SOCKBUF", "SMBDIRECT_IRD", "SMBDIRECT_ORD", "SMBDIRECT_SOFT_CRC",
+    "SMBDIRECT_SOFT_HANDSHAKE_MS",
 };
 
 static int clean_env(void **state)
@@ -41,19 +44,45 @@ static void load_ok(struct shim_config *cfg, const char *var, const char *value)
     assert_true(cfg->valid);
 }
 
-/* Loads with var=value; the load must fail with an error naming var and value. */
+/* shim_config_load with stderr captured into log (the load sets the log level, so
+ * its error line would otherwise land in the test output). */
+static int load_capturing(struct shim_config *cfg, char *log, size_t loglen)
+{
+    FILE *tmp = tmpfile();
+    int saved_stderr = dup(STDERR_FILENO), rc;
+    size_t n;
+
+    assert_non_null(tmp);
+    dup2(fileno(tmp), STDERR_FILENO);
+    rc = shim_config_load(cfg);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    rewind(tmp);
+    n = fread(log, 1, loglen - 1, tmp);
+    log[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* Loads with var=value; the load must fail with an error naming var and value, and
+ * log it in one line at error level. */
 static void load_bad(const char *var, const char *value)
 {
     struct shim_config cfg;
+    char log[1024], want[256];
 
     clean_env(NULL);
     setenv(var, value, 1);
-    if (shim_config_load(&cfg) != -1)
+    if (load_capturing(&cfg, log, sizeof(log)) != -1)
         fail_msg("%s='%s' accepted", var, value);
     assert_false(cfg.valid);
-    if (!strstr(cfg.error, var) || !strstr(cfg.error, value))
+    snprintf(want, sizeof(want), "%s='%s' is invalid: ", var, value);
+    if (!strstr(cfg.error, want))
         fail_msg("%s='%s': error '%s' does not name the variable and value", var, value,
                  cfg.error);
+    if (!strstr(log, " error: ") || !strstr(log, want) || !strstr(log, "EINVAL") ||
+        strchr(log, '\n') != log + strlen(log) - 1)
+        fail_msg("%s='%s': logged '%s', not one error line naming it", var, value, log);
 }
 
 static void test_defaults(void **state)
@@ -64,21 +93,31 @@ static void test_defaults(void **state)
     (void)state;
     assert_int_equal(shim_config_load(&cfg), 0);
     assert_true(cfg.valid);
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_AUTO);
-    assert_int_equal(cfg.ports.n, 1);
-    assert_int_equal(cfg.ports.port[0], 445);
-    assert_int_equal(cfg.portmap.n, 0);
-    assert_int_equal(cfg.fallback, SHIM_FALLBACK_TCP);
-    assert_int_equal(cfg.connect_timeout_ms, SHIM_DEFAULT_CONNECT_TIMEOUT_MS);
-    assert_int_equal(cfg.sockbuf_bytes, SHIM_DEFAULT_SOCKBUF);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_AUTO);
+    assert_int_equal(cfg.set.ports.n, 1);
+    assert_int_equal(cfg.set.ports.port[0], 445);
+    assert_int_equal(cfg.set.portmap.n, 0);
+    assert_int_equal(cfg.set.fallback, SD_FALLBACK_TCP);
+    assert_int_equal(cfg.set.connect_timeout_ms, 10000);
+    assert_int_equal(cfg.link.timeout_ms, 10000);
+    assert_int_equal(cfg.set.sockbuf, 4 * 1024 * 1024);
+    assert_int_equal(cfg.set.soft_crc, 0);
+    assert_int_equal(cfg.set.soft_handshake_ms, 5000);
+    assert_int_equal(cfg.link.ird, 16);
+    assert_int_equal(cfg.link.ord, 16);
+    assert_null(cfg.link.provider); /* chosen per connection */
     smbd_config_default(&def, SMBD_ROLE_ACTIVE);
-    assert_int_equal(cfg.smbd.receive_credit_max, def.receive_credit_max);
-    /* the tuned preferred send size (sd_tuning.h, MS-SMBD Appendix B note <5>) */
-    assert_int_equal(cfg.smbd.max_send_size, 8136);
-    assert_int_equal(cfg.smbd.max_receive_size, def.max_receive_size);
-    assert_int_equal(cfg.smbd.max_fragmented_recv_size, def.max_fragmented_recv_size);
-    assert_int_equal(cfg.smbd.keepalive_interval_ms, def.keepalive_interval_ms);
-    assert_true(cfg.smbd.negotiate_timeout_ms <= SHIM_DEFAULT_CONNECT_TIMEOUT_MS);
+    assert_int_equal(cfg.link.cfg.receive_credit_max, def.receive_credit_max);
+    assert_int_equal(cfg.link.cfg.send_credit_target, def.send_credit_target);
+    /* the largest preferred send size Windows accepts (MS-SMBD Appendix B note <5>) */
+    assert_int_equal(cfg.link.cfg.max_send_size, 8136);
+    assert_int_equal(cfg.link.cfg.max_receive_size, def.max_receive_size);
+    assert_int_equal(cfg.link.cfg.max_fragmented_recv_size, def.max_fragmented_recv_size);
+    assert_int_equal(cfg.link.cfg.max_read_write_size, def.max_read_write_size);
+    assert_int_equal(cfg.link.cfg.keepalive_interval_ms, def.keepalive_interval_ms);
+    assert_int_equal(cfg.link.cfg.keepalive_timeout_ms, def.keepalive_timeout_ms);
+    assert_true(cfg.link.cfg.negotiate_timeout_ms <= 10000);
+    assert_null(smbd_config_check(&cfg.link.cfg));
 }
 
 static void test_empty_means_default(void **state)
@@ -87,9 +126,13 @@ static void test_empty_means_default(void **state)
 
     (void)state;
     load_ok(&cfg, "SMBDIRECT_FALLBACK", "");
-    assert_int_equal(cfg.fallback, SHIM_FALLBACK_TCP);
+    assert_int_equal(cfg.set.fallback, SD_FALLBACK_TCP);
     load_ok(&cfg, "SMBDIRECT_CONNECT_TIMEOUT", "");
-    assert_int_equal(cfg.connect_timeout_ms, SHIM_DEFAULT_CONNECT_TIMEOUT_MS);
+    assert_int_equal(cfg.link.timeout_ms, 10000);
+    load_ok(&cfg, "SMBDIRECT_PORTS", "");
+    assert_int_equal(cfg.set.ports.n, 1);
+    load_ok(&cfg, "SMBDIRECT_SOFT_CRC", "");
+    assert_int_equal(cfg.set.soft_crc, 0);
 }
 
 static void test_transport(void **state)
@@ -98,13 +141,13 @@ static void test_transport(void **state)
 
     (void)state;
     load_ok(&cfg, "SMBDIRECT_TRANSPORT", "auto");
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_AUTO);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_AUTO);
     load_ok(&cfg, "SMBDIRECT_TRANSPORT", "rdma");
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_RDMA);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_RDMA);
     load_ok(&cfg, "SMBDIRECT_TRANSPORT", "soft");
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_SOFT);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_SOFT);
     load_ok(&cfg, "SMBDIRECT_TRANSPORT", "tcp");
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_TCP);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_TCP);
     load_bad("SMBDIRECT_TRANSPORT", "verbs");
     load_bad("SMBDIRECT_TRANSPORT", "TCP");
     load_bad("SMBDIRECT_TRANSPORT", "soft ");
@@ -116,9 +159,9 @@ static void test_ports(void **state)
 
     (void)state;
     load_ok(&cfg, "SMBDIRECT_PORTS", "445,8445");
-    assert_int_equal(cfg.ports.n, 2);
-    assert_true(pm_ports_contains(&cfg.ports, 8445));
-    assert_false(pm_ports_contains(&cfg.ports, 139));
+    assert_int_equal(cfg.set.ports.n, 2);
+    assert_true(pm_ports_contains(&cfg.set.ports, 8445));
+    assert_false(pm_ports_contains(&cfg.set.ports, 139));
     load_bad("SMBDIRECT_PORTS", "0");
     load_bad("SMBDIRECT_PORTS", "445,smb");
 }
@@ -127,12 +170,18 @@ static void test_ports(void **state)
 static void test_bad_ports_keep_default_list(void **state)
 {
     struct shim_config cfg;
+    char log[1024];
 
     (void)state;
     setenv("SMBDIRECT_PORTS", "70000", 1);
-    assert_int_equal(shim_config_load(&cfg), -1);
-    assert_int_equal(cfg.ports.n, 1);
-    assert_int_equal(cfg.ports.port[0], 445);
+    assert_int_equal(load_capturing(&cfg, log, sizeof(log)), -1);
+    assert_int_equal(cfg.set.ports.n, 1);
+    assert_int_equal(cfg.set.ports.port[0], 445);
+    /* A list that fails part-way keeps none of its ports either. */
+    setenv("SMBDIRECT_PORTS", "8445,smb", 1);
+    assert_int_equal(load_capturing(&cfg, log, sizeof(log)), -1);
+    assert_int_equal(cfg.set.ports.n, 1);
+    assert_int_equal(cfg.set.ports.port[0], 445);
 }
 
 static void test_portmap(void **state)
@@ -141,8 +190,8 @@ static void test_portmap(void **state)
 
     (void)state;
     load_ok(&cfg, "SMBDIRECT_PORTMAP", "445:5445,8445:9445");
-    assert_int_equal(cfg.portmap.n, 2);
-    assert_int_equal(pm_rdma_port(&cfg.portmap, 8445, 0), 9445);
+    assert_int_equal(cfg.set.portmap.n, 2);
+    assert_int_equal(pm_rdma_port(&cfg.set.portmap, 8445, 0), 9445);
     load_bad("SMBDIRECT_PORTMAP", "445");
     load_bad("SMBDIRECT_PORTMAP", "445:0");
 }
@@ -153,9 +202,9 @@ static void test_fallback(void **state)
 
     (void)state;
     load_ok(&cfg, "SMBDIRECT_FALLBACK", "none");
-    assert_int_equal(cfg.fallback, SHIM_FALLBACK_NONE);
+    assert_int_equal(cfg.set.fallback, SD_FALLBACK_NONE);
     load_ok(&cfg, "SMBDIRECT_FALLBACK", "tcp");
-    assert_int_equal(cfg.fallback, SHIM_FALLBACK_TCP);
+    assert_int_equal(cfg.set.fallback, SD_FALLBACK_TCP);
     load_bad("SMBDIRECT_FALLBACK", "rdma");
     load_bad("SMBDIRECT_FALLBACK", "no");
 }
@@ -170,7 +219,26 @@ static void test_log(void **state)
     load_ok(&cfg, "SMBDIRECT_LOG", "error");
     assert_int_equal(sd_log_get_level(), SD_LOG_ERROR);
     load_bad("SMBDIRECT_LOG", "loud");
+    assert_int_equal(sd_log_get_level(), SD_LOG_WARN); /* the default stays */
     sd_log_set_level(SD_LOG_OFF);
+}
+
+static void test_soft_iwarp(void **state)
+{
+    struct shim_config cfg;
+
+    (void)state;
+    load_ok(&cfg, "SMBDIRECT_SOFT_CRC", "1");
+    assert_int_equal(cfg.set.soft_crc, 1);
+    load_ok(&cfg, "SMBDIRECT_SOFT_CRC", "0");
+    assert_int_equal(cfg.set.soft_crc, 0);
+    load_bad("SMBDIRECT_SOFT_CRC", "yes");
+    load_bad("SMBDIRECT_SOFT_CRC", "2");
+    load_ok(&cfg, "SMBDIRECT_SOFT_HANDSHAKE_MS", "150");
+    assert_int_equal(cfg.set.soft_handshake_ms, 150);
+    load_bad("SMBDIRECT_SOFT_HANDSHAKE_MS", "soon");
+    load_bad("SMBDIRECT_SOFT_HANDSHAKE_MS", "0");
+    load_bad("SMBDIRECT_SOFT_HANDSHAKE_MS", "600001");
 }
 
 /* A numeric variable: one valid value (checked through get) and the values around
@@ -179,46 +247,54 @@ struct number_case {
     const char *var, *valid;
     unsigned long want;
     unsigned long (*get)(const struct shim_config *cfg);
-    const char *invalid[3];
+    const char *invalid[4];
 };
 
 static unsigned long get_credits(const struct shim_config *c)
 {
-    assert_int_equal(c->smbd.send_credit_target, c->smbd.receive_credit_max);
-    return c->smbd.receive_credit_max;
+    assert_int_equal(c->link.cfg.send_credit_target, c->link.cfg.receive_credit_max);
+    return c->link.cfg.receive_credit_max;
 }
-static unsigned long get_send(const struct shim_config *c) { return c->smbd.max_send_size; }
-static unsigned long get_recv(const struct shim_config *c) { return c->smbd.max_receive_size; }
+static unsigned long get_send(const struct shim_config *c) { return c->link.cfg.max_send_size; }
+static unsigned long get_recv(const struct shim_config *c)
+{
+    return c->link.cfg.max_receive_size;
+}
 static unsigned long get_frag(const struct shim_config *c)
 {
-    return c->smbd.max_fragmented_recv_size;
+    return c->link.cfg.max_fragmented_recv_size;
 }
-static unsigned long get_rw(const struct shim_config *c) { return c->smbd.max_read_write_size; }
+static unsigned long get_rw(const struct shim_config *c)
+{
+    return c->link.cfg.max_read_write_size;
+}
 static unsigned long get_keepalive(const struct shim_config *c)
 {
-    return c->smbd.keepalive_interval_ms;
+    return c->link.cfg.keepalive_interval_ms;
 }
 static unsigned long get_timeout(const struct shim_config *c)
 {
-    assert_true(c->smbd.negotiate_timeout_ms <= (uint32_t)c->connect_timeout_ms);
-    return (unsigned long)c->connect_timeout_ms;
+    assert_true(c->link.cfg.negotiate_timeout_ms <= (uint32_t)c->link.timeout_ms);
+    return (unsigned long)c->link.timeout_ms;
 }
-static unsigned long get_sockbuf(const struct shim_config *c)
-{
-    return (unsigned long)c->sockbuf_bytes;
-}
+static unsigned long get_ird(const struct shim_config *c) { return c->link.ird; }
+static unsigned long get_ord(const struct shim_config *c) { return c->link.ord; }
+static unsigned long get_sockbuf(const struct shim_config *c) { return c->set.sockbuf; }
 
 static const struct number_case number_cases[] = {
-    { "SMBDIRECT_CREDITS", "64", 64, get_credits, { "2", "256", "12x" } },
-    { "SMBDIRECT_MAX_SEND_SIZE", "1364", 1364, get_send, { "127", "1048577", "-1" } },
-    { "SMBDIRECT_MAX_RECEIVE_SIZE", "4096", 4096, get_recv, { "100", "2000000", "8k" } },
-    { "SMBDIRECT_MAX_FRAGMENTED_SIZE", "1048576", 1048576, get_frag,
-      { "131071", "67108865", "1e6" } },
+    { "SMBDIRECT_CREDITS", "64", 64, get_credits, { "2", "256", "12x", "65535" } },
+    { "SMBDIRECT_MAX_SEND_SIZE", "1364", 1364, get_send, { "127", "1048577", "-1", "" } },
+    { "SMBDIRECT_MAX_RECEIVE_SIZE", "4096", 4096, get_recv, { "100", "2000000", "8k", "" } },
+    /* At most 16 MiB - 1: the 24-bit length of the Direct-TCP prefix (MS-SMB2 2.1). */
+    { "SMBDIRECT_MAX_FRAGMENTED_SIZE", "16777215", 16777215, get_frag,
+      { "131071", "16777216", "67108865", "1e6" } },
     { "SMBDIRECT_MAX_READ_WRITE_SIZE", "1048576", 1048576, get_rw,
-      { "4095", "99999999999999999999999", "+4096" } },
-    { "SMBDIRECT_KEEPALIVE", "30", 30000, get_keepalive, { "-1", "3601", "30s" } },
-    { "SMBDIRECT_CONNECT_TIMEOUT", "2500", 2500, get_timeout, { "0", "600001", " 100" } },
-    { "SMBDIRECT_SOCKBUF", "1048576", 1048576, get_sockbuf, { "1000", "268435457", "4M" } },
+      { "4095", "16777217", "99999999999999999999999", "+4096" } },
+    { "SMBDIRECT_KEEPALIVE", "30", 30000, get_keepalive, { "-1", "3601", "30s", "" } },
+    { "SMBDIRECT_CONNECT_TIMEOUT", "2500", 2500, get_timeout, { "0", "600001", " 100", "" } },
+    { "SMBDIRECT_IRD", "4", 4, get_ird, { "0", "256", "4 ", "" } },
+    { "SMBDIRECT_ORD", "255", 255, get_ord, { "0", "256", "0x10", "" } },
+    { "SMBDIRECT_SOCKBUF", "1048576", 1048576, get_sockbuf, { "1000", "268435457", "4M", "" } },
 };
 
 static void test_numbers(void **state)
@@ -232,7 +308,7 @@ static void test_numbers(void **state)
         load_ok(&cfg, c->var, c->valid);
         if (c->get(&cfg) != c->want)
             fail_msg("%s=%s gave %lu, want %lu", c->var, c->valid, c->get(&cfg), c->want);
-        for (int j = 0; j < 3; j++)
+        for (int j = 0; j < 4 && *c->invalid[j]; j++)
             load_bad(c->var, c->invalid[j]);
     }
 }
@@ -241,15 +317,17 @@ static void test_numbers(void **state)
 static void test_error_names_the_bad_variable(void **state)
 {
     struct shim_config cfg;
+    char log[1024];
 
     (void)state;
     setenv("SMBDIRECT_TRANSPORT", "soft", 1);
     setenv("SMBDIRECT_PORTS", "445,8445", 1);
     setenv("SMBDIRECT_KEEPALIVE", "never", 1);
-    assert_int_equal(shim_config_load(&cfg), -1);
+    assert_int_equal(load_capturing(&cfg, log, sizeof(log)), -1);
     assert_non_null(strstr(cfg.error, "SMBDIRECT_KEEPALIVE='never'"));
     assert_null(strstr(cfg.error, "SMBDIRECT_PORTS"));
-    assert_int_equal(cfg.transport, SHIM_TRANSPORT_SOFT);
+    assert_int_equal(cfg.set.transport, SD_TRANSPORT_SOFT);
+    assert_int_equal(cfg.set.ports.n, 2);
 }
 
 int main(void)
@@ -263,6 +341,7 @@ int main(void)
         cmocka_unit_test_setup(test_portmap, clean_env),
         cmocka_unit_test_setup(test_fallback, clean_env),
         cmocka_unit_test_setup(test_log, clean_env),
+        cmocka_unit_test_setup(test_soft_iwarp, clean_env),
         cmocka_unit_test_setup(test_numbers, clean_env),
         cmocka_unit_test_setup(test_error_names_the_bad_variable, clean_env),
     };

@@ -28,16 +28,23 @@
 
 static const struct sd_cm_params sa_params = {.ird = 16, .ord = 16};
 
-static struct sd_listener *sa_listen(struct sockaddr_in *bound)
+/* A loopback listener giving each connection handshake_ms to send its MPA request. */
+static struct sd_listener *sa_listen_for(struct sockaddr_in *bound, int handshake_ms)
 {
     struct sockaddr_in any = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sd_listen_params lp = {.backlog = 8, .handshake_ms = handshake_ms};
     socklen_t bl = sizeof(*bound);
     int err = 0;
-    struct sd_listener *l = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any), 8, &err);
+    struct sd_listener *l = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any), &lp, &err);
 
     assert_non_null(l);
     assert_int_equal(sd_soft_listener_addr(l, (struct sockaddr *)bound, &bl), 0);
     return l;
+}
+
+static struct sd_listener *sa_listen(struct sockaddr_in *bound)
+{
+    return sa_listen_for(bound, 5000);
 }
 
 static int sa_raw_connect(const struct sockaddr_in *a)
@@ -255,9 +262,7 @@ static void test_handshake_deadline_drops_pending(void **state)
     int lfd, silent, partial, err = 0, n = sa_request(req, sizeof(req));
 
     (void)state;
-    setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
-    l = sa_listen(&addr);
-    unsetenv("SMBDIRECT_SOFT_HANDSHAKE_MS");
+    l = sa_listen_for(&addr, 150);
     lfd = sd_soft_provider.listener_fd(l);
     silent = sa_raw_connect(&addr);
     partial = sa_raw_connect(&addr);
@@ -281,10 +286,17 @@ static void test_handshake_deadline_drops_pending(void **state)
     close(partial);
     sd_soft_provider.listener_close(l);
 
-    setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "soon", 1);
-    assert_null(sd_soft_provider.listen((struct sockaddr *)&addr, sizeof(addr), 8, &err));
+    /* A handshake time must be given (the settings bound it: test_settings). */
+    for (int ms = -1; ms <= 0; ms++) {
+        struct sd_listen_params lp = {.backlog = 8, .handshake_ms = ms};
+
+        err = 0;
+        assert_null(sd_soft_provider.listen((struct sockaddr *)&addr, sizeof(addr), &lp, &err));
+        assert_int_equal(err, -EINVAL);
+    }
+    err = 0;
+    assert_null(sd_soft_provider.listen((struct sockaddr *)&addr, sizeof(addr), NULL, &err));
     assert_int_equal(err, -EINVAL);
-    unsetenv("SMBDIRECT_SOFT_HANDSHAKE_MS");
 }
 
 /* ---- a malformed request among good ones ---- */

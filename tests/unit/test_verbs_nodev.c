@@ -142,7 +142,8 @@ static void test_listen_fails_fast(void **state)
     REQUIRE_NO_DEVICE();
     capture_begin(&c);
     t0 = (long long)sd_now_ms();
-    l = sd_verbs_provider.listen((struct sockaddr *)&any, sizeof(any), 16, &err);
+    l = sd_verbs_provider.listen((struct sockaddr *)&any, sizeof(any),
+                                 &(struct sd_listen_params){ 16, 5000 }, &err);
     t0 = (long long)sd_now_ms() - t0;
     capture_end(&c, log, sizeof(log));
     assert_null(l);

@@ -371,7 +371,8 @@ static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o
     struct accept_hook hook = { .o = o, .k = NULL };
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
                                    .smbd_ird_ord_header = o->smbd_ird_ord_header,
-                                   .pre_accept = link_pre_accept, .pre_accept_arg = &hook };
+                                   .want_crc = o->want_crc, .pre_accept = link_pre_accept,
+                                   .pre_accept_arg = &hook };
     struct sd_cm_result cm;
     const char *bad = opts_check(o);
     struct sd_qp *qp;
@@ -493,7 +494,8 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
                    struct smbd_link **out, char *why, size_t whylen)
 {
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
-                                   .smbd_ird_ord_header = o->smbd_ird_ord_header };
+                                   .smbd_ird_ord_header = o->smbd_ird_ord_header,
+                                   .want_crc = o->want_crc };
     struct sd_cm_result cm;
     struct smbd_link *k;
     struct sd_qp *qp;

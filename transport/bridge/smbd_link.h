@@ -15,6 +15,7 @@ struct smbd_link_opts {
     struct smbd_config cfg;
     uint32_t ird, ord;          /* offered RDMA read depths (> 0) */
     int smbd_ird_ord_header;    /* MS-SMBD Appendix A header (iWARP, port 5445) */
+    int want_crc;               /* soft-iWARP: ask the peer for MPA CRC (sd_cm_params) */
     int timeout_ms;             /* whole RDMA connect + negotiate */
 };
 

@@ -39,9 +39,9 @@ const char *smbd_config_check(const struct smbd_config *cfg)
         return "receive_credit_max (must be >= 3)";
     if (cfg->send_credit_target < 1)
         return "send_credit_target (must be >= 1)";
-    if (cfg->max_send_size < SMBD_MIN_RECEIVE_SIZE || cfg->max_send_size > (1u << 20))
+    if (cfg->max_send_size < SMBD_MIN_RECEIVE_SIZE || cfg->max_send_size > SMBD_MAX_MESSAGE_SIZE)
         return "max_send_size (must be 128..1048576)";
-    if (cfg->max_receive_size < SMBD_MIN_RECEIVE_SIZE || cfg->max_receive_size > (1u << 20))
+    if (cfg->max_receive_size < SMBD_MIN_RECEIVE_SIZE || cfg->max_receive_size > SMBD_MAX_MESSAGE_SIZE)
         return "max_receive_size (must be 128..1048576)";
     if (cfg->max_fragmented_recv_size < SMBD_MIN_FRAGMENTED_SIZE)
         return "max_fragmented_recv_size (must be >= 131072)";

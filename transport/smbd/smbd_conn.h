@@ -36,6 +36,13 @@ struct smbd_config {
  * refill each other's last credits exchange credit-only messages forever
  * (see smbd_credits.c); smbd_config_check refuses less. */
 #define SMBD_MIN_PEER_CREDITS 3u
+/* The smallest MaxReceiveSize and MaxFragmentedSize a peer may offer (MS-SMBD 3.1.5.6,
+ * 3.1.5.7); smbd_config_check holds our own settings to them too. */
+#define SMBD_MIN_RECEIVE_SIZE    128u
+#define SMBD_MIN_FRAGMENTED_SIZE 131072u
+/* This engine's cap on MaxSendSize and MaxReceiveSize (each message sits in one
+ * registered buffer); smbd_config_check refuses more. */
+#define SMBD_MAX_MESSAGE_SIZE    1048576u
 
 void smbd_config_default(struct smbd_config *cfg, enum smbd_role role);
 /* Returns NULL when cfg is usable, else a static string naming the bad field. */

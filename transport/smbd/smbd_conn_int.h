@@ -16,8 +16,6 @@
 #define SMBD_WR_INDEX_MASK ((UINT64_C(1) << SMBD_WR_KIND_SHIFT) - 1)
 enum smbd_wr_kind { SMBD_WR_RECV = 1, SMBD_WR_SEND = 2, SMBD_WR_RDMA = 3 };
 
-#define SMBD_MIN_RECEIVE_SIZE      128u     /* 3.1.5.6 / 3.1.5.7 */
-#define SMBD_MIN_FRAGMENTED_SIZE   131072u  /* 3.1.5.6 / 3.1.5.7 */
 #define SMBD_SIGNAL_EVERY          16u      /* signal at least every Nth send */
 #define SMBD_REASSEMBLY_KEEP       65536u   /* reassembly capacity kept between messages */
 #define SMBD_POOL_SHRINK_MS        1000u    /* unused extra send buffers freed after this */

@@ -1,7 +1,7 @@
 /* transport/soft/soft_cm.c — soft-iWARP active connection setup over TCP: connect and
  * the MPA request/reply exchange (RFC 5044 7.1) under one deadline; plus what the
- * passive side shares with it: the socket options the data path wants, the
- * negotiation result, and SMBDIRECT_SOFT_CRC. */
+ * passive side shares with it: the socket options the data path wants and the
+ * negotiation result. */
 #include "soft_cm.h"
 #include "soft_mpa.h"
 #include "soft_qp.h"
@@ -12,22 +12,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* SMBDIRECT_SOFT_CRC=1 asks peers for MPA CRC; by default it is used only when the
- * peer asks (as siw). Returns 0/1, or -EINVAL for a bad value. */
-int sd_soft_want_crc(void)
-{
-    const char *v = getenv("SMBDIRECT_SOFT_CRC");
-    if (!v || !*v || strcmp(v, "0") == 0)
-        return 0;
-    if (strcmp(v, "1") == 0)
-        return 1;
-    sd_error("SMBDIRECT_SOFT_CRC must be 0 or 1, not \"%s\"", v);
-    return -EINVAL;
-}
 
 /* Waits for events on fd until the deadline (-1: none). 0, or -ETIMEDOUT/-errno. */
 static int wait_fd(int fd, short events, int64_t deadline)
@@ -148,11 +134,10 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
                               struct sd_cm_result *result, int *err)
 {
     int64_t deadline = deadline_of(timeout_ms);
-    int crc = sd_soft_want_crc();
-    if (!addr || !params || crc < 0)
+    if (!addr || !params)
         return fail(-1, err, -EINVAL);
     uint8_t frame[SD_SOFT_MPA_FRAME_MAX];
-    int flen = sd_soft_mpa_build_request(params, crc, frame, sizeof(frame));
+    int flen = sd_soft_mpa_build_request(params, params->want_crc, frame, sizeof(frame));
     if (flen < 0)
         return fail(-1, err, flen);
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -181,7 +166,7 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
         return fail(fd, err, rlen);
     }
     struct sd_soft_mpa_result neg;
-    r = sd_soft_mpa_check_reply(frame, (size_t)rlen, params, crc, &neg);
+    r = sd_soft_mpa_check_reply(frame, (size_t)rlen, params, params->want_crc, &neg);
     if (r)
         return fail(fd, err, r);
     struct sd_qp *qp = sd_soft_qp_create(fd, 0, neg.crc, neg.ird, neg.ord);

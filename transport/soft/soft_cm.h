@@ -14,8 +14,8 @@
 struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
                               const struct sd_cm_params *params, int timeout_ms,
                               struct sd_cm_result *result, int *err);
-struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
-                                   int *err);
+struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen,
+                                   const struct sd_listen_params *lp, int *err);
 int sd_soft_listener_fd(struct sd_listener *l);
 struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *params,
                              int timeout_ms, struct sd_cm_result *result, int *err);
@@ -25,8 +25,6 @@ void sd_soft_listener_close(struct sd_listener *l);
 int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len);
 
 /* ---- shared by the active and passive sides (soft_cm.c) ---- */
-/* SMBDIRECT_SOFT_CRC: 0/1, or -EINVAL (logged) for a bad value. */
-int sd_soft_want_crc(void);
 /* Socket options the data path wants on a connected socket. */
 void sd_soft_tune_socket(int fd);
 /* Fills out (may be NULL) from the negotiation and the socket's addresses. */

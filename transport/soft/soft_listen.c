@@ -19,8 +19,6 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define HANDSHAKE_MS_DEFAULT 5000  /* SMBDIRECT_SOFT_HANDSHAKE_MS overrides */
-#define HANDSHAKE_MS_MAX     600000
 #define MAX_PENDING          256   /* handshakes in progress; more are refused */
 #define ACCEPT_BATCH         16    /* new TCP connections taken per accept() step */
 #define EVENT_BATCH          32
@@ -29,30 +27,10 @@ struct sd_listener {
     int fd;           /* listening TCP socket */
     int epfd;         /* listener_fd: fd + pending sockets + tfd */
     int tfd;          /* timerfd: the earliest handshake deadline */
-    int handshake_ms;
+    int handshake_ms; /* sd_listen_params */
     size_t npending;
     struct sd_soft_pending *pending[MAX_PENDING];
 };
-
-/* SMBDIRECT_SOFT_HANDSHAKE_MS: how long an accepted connection may take to send its
- * MPA request. Returns it, or -EINVAL (logged) for a bad value. */
-static int handshake_ms(void)
-{
-    const char *v = getenv("SMBDIRECT_SOFT_HANDSHAKE_MS");
-    char *end;
-    long ms;
-
-    if (!v || !*v)
-        return HANDSHAKE_MS_DEFAULT;
-    errno = 0;
-    ms = strtol(v, &end, 10);
-    if (errno || *end || ms < 1 || ms > HANDSHAKE_MS_MAX) {
-        sd_error("SMBDIRECT_SOFT_HANDSHAKE_MS must be 1..%d milliseconds, not \"%s\"",
-                 HANDSHAKE_MS_MAX, v);
-        return -EINVAL;
-    }
-    return (int)ms;
-}
 
 static int watch(struct sd_listener *l, int fd, void *tag)
 {
@@ -61,11 +39,11 @@ static int watch(struct sd_listener *l, int fd, void *tag)
     return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? 0 : -errno;
 }
 
-struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
-                                   int *err)
+struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen,
+                                   const struct sd_listen_params *lp, int *err)
 {
     struct sd_listener *l = calloc(1, sizeof(*l));
-    int one = 1, e = addr ? 0 : -EINVAL;
+    int one = 1, e = addr && lp && lp->handshake_ms > 0 ? 0 : -EINVAL;
 
     if (!l) {
         if (err)
@@ -73,12 +51,10 @@ struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrle
         return NULL;
     }
     l->epfd = l->tfd = -1;
-    l->fd = addr ? socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
-    l->handshake_ms = handshake_ms();
-    if (!e && l->handshake_ms < 0)
-        e = l->handshake_ms;
+    l->fd = !e ? socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
+    l->handshake_ms = !e ? lp->handshake_ms : 0;
     if (!e && (l->fd < 0 || setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-               bind(l->fd, addr, addrlen) || listen(l->fd, backlog)))
+               bind(l->fd, addr, addrlen) || listen(l->fd, lp->backlog)))
         e = -errno;
     if (!e && ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
                (l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) < 0))
@@ -209,7 +185,7 @@ static size_t index_of(const struct sd_listener *l, const struct sd_soft_pending
 /* One round over what epoll reports ready. Sets *added when new connections came in
  * (their request bytes may be waiting already). */
 static struct sd_qp *accept_round(struct sd_listener *l, const struct sd_cm_params *params,
-                                  int crc, int64_t now, struct sd_cm_result *result, int *err,
+                                  int64_t now, struct sd_cm_result *result, int *err,
                                   int *added)
 {
     struct epoll_event ev[EVENT_BATCH];
@@ -235,7 +211,7 @@ static struct sd_qp *accept_round(struct sd_listener *l, const struct sd_cm_para
                 sd_soft_pending_drop(p, why);
                 *err = r;
             } else {
-                qp = sd_soft_pending_answer(p, params, crc, result, err);
+                qp = sd_soft_pending_answer(p, params, result, err);
             }
         }
     }
@@ -245,7 +221,7 @@ static struct sd_qp *accept_round(struct sd_listener *l, const struct sd_cm_para
 /* Non-blocking work on whatever is ready: expired handshakes dropped, new connections
  * taken, request bytes read. A qp when a request was answered; else NULL with *err:
  * a failed connection's error, or -EAGAIN. */
-static struct sd_qp *accept_step(struct sd_listener *l, const struct sd_cm_params *params, int crc,
+static struct sd_qp *accept_step(struct sd_listener *l, const struct sd_cm_params *params,
                                  struct sd_cm_result *result, int *err)
 {
     int64_t now = (int64_t)sd_now_ms();
@@ -254,9 +230,9 @@ static struct sd_qp *accept_step(struct sd_listener *l, const struct sd_cm_param
 
     expire(l, now);
     *err = -EAGAIN;
-    qp = accept_round(l, params, crc, now, result, err, &added);
+    qp = accept_round(l, params, now, result, err, &added);
     if (!qp && *err == -EAGAIN && added)
-        qp = accept_round(l, params, crc, now, result, err, &added);
+        qp = accept_round(l, params, now, result, err, &added);
     rearm(l);
     return qp;
 }
@@ -267,13 +243,13 @@ struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *p
                              int timeout_ms, struct sd_cm_result *result, int *err)
 {
     int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)sd_now_ms() + timeout_ms;
-    int crc = sd_soft_want_crc(), e = -EINVAL;
+    int e = -EINVAL;
     struct sd_qp *qp = NULL;
 
-    while (l && params && crc >= 0) {
+    while (l && params) {
         int left = -1;
 
-        qp = accept_step(l, params, crc, result, &e);
+        qp = accept_step(l, params, result, &e);
         if (qp || e != -EAGAIN || timeout_ms == 0)
             break;
         if (deadline >= 0) {

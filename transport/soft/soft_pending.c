@@ -89,12 +89,12 @@ static struct sd_qp *answer_fail(struct sd_soft_pending *p, int *err, int e)
 }
 
 struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_cm_params *params,
-                                     int crc, struct sd_cm_result *result, int *err)
+                                     struct sd_cm_result *result, int *err)
 {
     uint8_t rep[SD_SOFT_MPA_FRAME_MAX];
     size_t rlen = 0;
     struct sd_soft_mpa_result neg;
-    int r = sd_soft_mpa_respond(p->req, p->have, params, crc, rep, &rlen, &neg);
+    int r = sd_soft_mpa_respond(p->req, p->have, params, params->want_crc, rep, &rlen, &neg);
 
     if (r == -ECONNREFUSED)
         send_frame(p->fd, rep, rlen);   /* best effort: the connection ends anyway */

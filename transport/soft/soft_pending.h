@@ -33,7 +33,7 @@ int sd_soft_pending_read(struct sd_soft_pending *p, const char **why);
  * with *err (-ECONNREFUSED after a reject frame, -EPROTO, the hook's error...) and
  * the socket closed. Frees p either way. */
 struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_cm_params *params,
-                                     int crc, struct sd_cm_result *result, int *err);
+                                     struct sd_cm_result *result, int *err);
 
 /* Drops p (closing its socket) with a log line saying why. */
 void sd_soft_pending_drop(struct sd_soft_pending *p, const char *why);

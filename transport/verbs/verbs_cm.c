@@ -313,13 +313,13 @@ fail:
     return NULL;
 }
 
-struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
-                                    int *err)
+struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen,
+                                    const struct sd_listen_params *lp, int *err)
 {
     struct sd_listener *l;
     int rc;
 
-    if (!addr || addrlen < sizeof(struct sockaddr_in)) {
+    if (!addr || addrlen < sizeof(struct sockaddr_in) || !lp) {
         *err = -EINVAL;
         return NULL;
     }
@@ -336,7 +336,7 @@ struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrl
     rc = sd_verbs_new_cm_id(&l->cm_channel, &l->id);
     if (!rc && rdma_bind_addr(l->id, (struct sockaddr *)addr))
         rc = -errno;
-    if (!rc && rdma_listen(l->id, backlog > 0 ? backlog : 16))
+    if (!rc && rdma_listen(l->id, lp->backlog > 0 ? lp->backlog : 16))
         rc = -errno;
     if (rc) {
         sd_error("verbs: cannot listen for RDMA connections: %s", strerror(-rc));

@@ -94,8 +94,8 @@ int sd_verbs_access_flags(int sd_access);
 struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
                                const struct sd_cm_params *params, int timeout_ms,
                                struct sd_cm_result *result, int *err);
-struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen, int backlog,
-                                    int *err);
+struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen,
+                                    const struct sd_listen_params *lp, int *err);
 int sd_verbs_listener_fd(struct sd_listener *l);
 int sd_verbs_listener_addr(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len);
 struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *params,

@@ -1,0 +1,638 @@
+/* tests/unit/test_settings.c — the settings table and its two front ends: every row is
+ * consistent and its defaults pass its own bounds and the engine's check; for every
+ * setting with both a variable and a flag, the environment and the command line accept
+ * and reject the same values and make the same link; the tools' own options, operands
+ * and the variables they read; the rendered docs cover the rows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sd_settings.h"
+
+#define ROW(id) (&sd_settings_table[id])
+
+static void clear_env(void)
+{
+    for (int id = 0; id < SD_SET_COUNT; id++)
+        if (ROW(id)->env)
+            unsetenv(ROW(id)->env);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clear_env();
+    sd_log_set_level(SD_LOG_OFF); /* the provider tests' expected errors stay quiet */
+    return 0;
+}
+
+/* ---- the tools' own options, as the relay has them ---- */
+
+enum { OWN_LISTEN = 1, OWN_STATS };
+
+static const struct option own_options[] = {
+    { "listen", required_argument, NULL, OWN_LISTEN },
+    { "log-stats", no_argument, NULL, OWN_STATS },
+};
+
+struct own_seen {
+    const char *listen;
+    int stats;
+};
+
+static int own_cb(void *ctx, int val, const char *arg, char *err, size_t errlen)
+{
+    struct own_seen *seen = ctx;
+
+    if (val == OWN_LISTEN && strcmp(arg, "refuse") == 0) {
+        snprintf(err, errlen, "--listen refused");
+        return -1;
+    }
+    if (val == OWN_LISTEN)
+        seen->listen = arg;
+    else
+        seen->stats++;
+    return 0;
+}
+
+/* sd_settings_from_argv over the NULL-terminated words after the program name. */
+static int parse_words(struct sd_settings *s, enum sd_program prog, struct own_seen *seen,
+                       char *err, size_t errlen, const char *const *words)
+{
+    char *argv[16] = { "tool" };
+    int argc = 1;
+
+    while (*words)
+        argv[argc++] = (char *)*words++;
+    argv[argc] = NULL;
+    return sd_settings_from_argv(s, prog, argc, argv, own_options, 2, own_cb, seen, err,
+                                 errlen);
+}
+
+#define PARSE(s, prog, seen, err, ...) \
+    parse_words(s, prog, seen, err, sizeof(err), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* ---- the table ---- */
+
+static void test_rows_are_consistent(void **state)
+{
+    struct sd_settings s;
+    char why[256];
+
+    (void)state;
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *r = ROW(id);
+
+        assert_true(!r->env == !r->env_progs);
+        assert_true(r->env || r->flag);
+        assert_true(!r->flag == !r->flag_progs);
+        assert_int_equal(r->env_progs & ~((1u << SD_PROG_COUNT) - 1), 0);
+        assert_int_equal(r->flag_progs & SD_PROG_BIT(SD_PROG_SHIM), 0); /* no argv */
+        assert_true(!r->env || strncmp(r->env, "SMBDIRECT_", 10) == 0);
+        assert_true(r->help && *r->help);
+        assert_true(r->help[strlen(r->help) - 1] != '.'); /* the renderers end it */
+        if (r->kind == SD_KIND_NUMBER)
+            assert_true(r->min <= r->max && r->max <= UINT32_MAX);
+        if (r->kind == SD_KIND_CHOICE)
+            assert_true(r->choices && r->choices[0] && r->choices[1]);
+        for (int other = 0; other < id; other++) {
+            if (r->env && ROW(other)->env)
+                assert_string_not_equal(r->env, ROW(other)->env);
+            if (r->flag && ROW(other)->flag)
+                assert_string_not_equal(r->flag, ROW(other)->flag);
+        }
+        /* Each program's default passes the row's own bounds, spelled out (an empty
+         * text would mean "the default" and prove nothing). */
+        for (int p = 0; p < SD_PROG_COUNT; p++) {
+            const char *def = r->def[p];
+
+            assert_non_null(def);
+            if (!*def) { /* only a list may be empty by default */
+                assert_int_equal(r->kind, SD_KIND_PORTMAP);
+                continue;
+            }
+            if (sd_settings_set(&s, (enum sd_program)p, (enum sd_setting_id)id, def, why,
+                                sizeof(why)) != 0)
+                fail_msg("%s: default '%s' rejected: %s", r->env, def, why);
+        }
+    }
+}
+
+/* The documented defaults, field by field. */
+static void test_defaults(void **state)
+{
+    struct sd_settings s;
+
+    (void)state;
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        sd_settings_defaults(&s, (enum sd_program)p);
+        assert_int_equal(s.transport, SD_TRANSPORT_AUTO);
+        assert_int_equal(s.ports.n, 1);
+        assert_int_equal(s.ports.port[0], 445);
+        assert_int_equal(s.portmap.n, 0);
+        assert_int_equal(s.fallback, SD_FALLBACK_TCP);
+        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        assert_int_equal(s.connect_timeout_ms, 10000);
+        assert_int_equal(s.credits, 255);
+        assert_int_equal(s.max_send_size, 8136); /* MS-SMBD Appendix B note <5> */
+        assert_int_equal(s.max_receive_size, 8192);
+        assert_int_equal(s.max_fragmented_size, 8u * 1024 * 1024 + 64 * 1024);
+        assert_int_equal(s.max_read_write_size, 8u * 1024 * 1024);
+        assert_int_equal(s.keepalive_s, 120);
+        assert_int_equal(s.ird, 16);
+        assert_int_equal(s.ord, 16);
+        assert_int_equal(s.sockbuf, 4u * 1024 * 1024);
+        assert_int_equal(s.soft_crc, 0);
+        assert_int_equal(s.soft_handshake_ms, 5000);
+    }
+}
+
+static void assert_link_usable(const struct smbd_link_opts *o, const char *what)
+{
+    const char *bad = smbd_config_check(&o->cfg);
+
+    if (bad)
+        fail_msg("%s: the engine refuses %s", what, bad);
+    assert_true(o->ird > 0 && o->ord > 0 && o->timeout_ms > 0);
+    assert_true(o->cfg.negotiate_timeout_ms <= (uint32_t)o->timeout_ms);
+}
+
+static void test_defaults_pass_engine_check(void **state)
+{
+    struct sd_settings s;
+    struct smbd_link_opts o;
+
+    (void)state;
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        sd_settings_defaults(&s, (enum sd_program)p);
+        sd_settings_link_opts(&s, SMBD_ROLE_ACTIVE, &o);
+        assert_link_usable(&o, "defaults, active");
+        assert_int_equal(o.cfg.max_send_size, s.max_send_size);
+        assert_int_equal(o.cfg.keepalive_interval_ms, 120000);
+        sd_settings_link_opts(&s, SMBD_ROLE_PASSIVE, &o);
+        assert_link_usable(&o, "defaults, passive");
+        assert_int_equal(o.cfg.negotiate_timeout_ms, 5000); /* MS-SMBD 3.1.7.2 */
+    }
+}
+
+/* Every combination of the numeric rows at their bounds makes a link the engine
+ * takes: the per-row bounds leave no value for smbd_config_check to refuse. */
+static void test_bounds_pass_engine_check(void **state)
+{
+    static const enum sd_setting_id ids[] = {
+        SD_SET_CONNECT_TIMEOUT, SD_SET_CREDITS, SD_SET_MAX_SEND_SIZE, SD_SET_MAX_RECEIVE_SIZE,
+        SD_SET_MAX_FRAGMENTED_SIZE, SD_SET_MAX_READ_WRITE_SIZE, SD_SET_KEEPALIVE, SD_SET_IRD,
+        SD_SET_ORD,
+    };
+    const size_t n = sizeof(ids) / sizeof(ids[0]);
+    struct sd_settings s;
+    struct smbd_link_opts o;
+    char text[32], why[256];
+
+    (void)state;
+    for (unsigned mask = 0; mask < (1u << n); mask++) {
+        sd_settings_defaults(&s, SD_PROG_SHIM);
+        for (size_t i = 0; i < n; i++) {
+            const struct sd_setting *r = ROW(ids[i]);
+
+            snprintf(text, sizeof(text), "%llu",
+                     (unsigned long long)(mask & (1u << i) ? r->max : r->min));
+            assert_int_equal(sd_settings_set(&s, SD_PROG_SHIM, ids[i], text, why, sizeof(why)),
+                             0);
+        }
+        sd_settings_link_opts(&s, mask & 1 ? SMBD_ROLE_PASSIVE : SMBD_ROLE_ACTIVE, &o);
+        assert_link_usable(&o, "bounds");
+    }
+}
+
+static void test_words(void **state)
+{
+    char buf[128];
+
+    (void)state;
+    assert_string_equal(sd_settings_words(ROW(SD_SET_TRANSPORT), "", "", ", ", " or ", buf,
+                                          sizeof(buf)),
+                        "auto, rdma, soft or tcp");
+    assert_string_equal(sd_settings_words(ROW(SD_SET_LOG), "<", ">", "|", "|", buf,
+                                          sizeof(buf)),
+                        "<debug>|<info>|<warn>|<error>");
+}
+
+/* ---- the environment and the command line agree ---- */
+
+/* Fields that a setting can change, compared one by one. */
+static void assert_same_settings(const struct sd_settings *a, const struct sd_settings *b,
+                                 const char *what)
+{
+    struct smbd_link_opts la, lb;
+
+    if (a->transport != b->transport || a->credits != b->credits ||
+        a->max_send_size != b->max_send_size || a->max_receive_size != b->max_receive_size ||
+        a->max_fragmented_size != b->max_fragmented_size ||
+        a->max_read_write_size != b->max_read_write_size || a->keepalive_s != b->keepalive_s ||
+        a->connect_timeout_ms != b->connect_timeout_ms || a->ird != b->ird || a->ord != b->ord ||
+        a->soft_crc != b->soft_crc || a->soft_handshake_ms != b->soft_handshake_ms)
+        fail_msg("%s: the front ends set different values", what);
+    for (int role = SMBD_ROLE_ACTIVE; role <= SMBD_ROLE_PASSIVE; role++) {
+        sd_settings_link_opts(a, (enum smbd_role)role, &la);
+        sd_settings_link_opts(b, (enum smbd_role)role, &lb);
+        if (memcmp(&la.cfg, &lb.cfg, sizeof(la.cfg)) != 0 || la.ird != lb.ird ||
+            la.ord != lb.ord || la.timeout_ms != lb.timeout_ms || la.want_crc != lb.want_crc)
+            fail_msg("%s: the front ends make different links", what);
+    }
+}
+
+/* Feeds value to row id through the environment (the shim) and through --flag VALUE
+ * and --flag=VALUE (the relay and the probe); both accept or both reject. */
+static void check_both_ways(enum sd_setting_id id, const char *value)
+{
+    const struct sd_setting *r = ROW(id);
+    struct sd_settings env_s, arg_s;
+    struct own_seen seen = { 0 };
+    char env_err[512] = "", arg_err[512] = "", flag[64], joined[128], what[160], want[160];
+    int env_rc, arg_rc;
+
+    snprintf(what, sizeof(what), "%s / --%s '%s'", r->env, r->flag, value);
+    clear_env();
+    setenv(r->env, value, 1);
+    env_rc = sd_settings_from_env(&env_s, SD_PROG_SHIM, env_err, sizeof(env_err));
+    clear_env();
+    snprintf(flag, sizeof(flag), "--%s", r->flag);
+    snprintf(joined, sizeof(joined), "--%s=%s", r->flag, value);
+    for (int p = SD_PROG_RELAY; p <= SD_PROG_PROBE; p++) {
+        for (int form = 0; form < 2; form++) {
+            arg_err[0] = '\0';
+            arg_rc = form ? PARSE(&arg_s, (enum sd_program)p, &seen, arg_err, joined)
+                          : PARSE(&arg_s, (enum sd_program)p, &seen, arg_err, flag, value);
+            if (id == SD_SET_TRANSPORT && strcmp(value, "tcp") == 0) {
+                /* The one intended difference: the tools refuse tcp after parsing. */
+                assert_int_equal(env_rc, 0);
+                assert_int_equal(arg_rc, -1);
+                assert_non_null(strstr(arg_err, "'tcp'"));
+                continue;
+            }
+            if ((env_rc == 0) != (arg_rc > 0))
+                fail_msg("%s: environment %s ('%s'), command line %s ('%s')", what,
+                         env_rc ? "rejects" : "accepts", env_err, arg_rc > 0 ? "accepts"
+                                                                            : "rejects",
+                         arg_err);
+            if (env_rc == 0) {
+                assert_int_equal(arg_rc, form ? 2 : 3); /* no operands */
+                assert_same_settings(&env_s, &arg_s, what);
+                continue;
+            }
+            /* Both errors name their source and repeat the value. */
+            snprintf(want, sizeof(want), "%s='%s' is invalid: ", r->env, value);
+            if (!strstr(env_err, want))
+                fail_msg("environment error '%s' lacks '%s'", env_err, want);
+            snprintf(want, sizeof(want), "--%s: '%s' is invalid: ", r->flag, value);
+            if (!strstr(arg_err, want))
+                fail_msg("command-line error '%s' lacks '%s'", arg_err, want);
+            /* ... and say the same about what is accepted. */
+            assert_string_equal(strstr(env_err, "is invalid: "), strstr(arg_err, "is invalid: "));
+        }
+    }
+}
+
+static void test_environment_and_flags_agree(void **state)
+{
+    static const char *const common[] = {
+        "", "0", "1", "2", "-1", "+1", " 1", "1 ", " ", "\t", "1x", "0x10", "1e3", "abc", "1,2",
+        "4294967296", "18446744073709551616", "99999999999999999999999", "00016",
+    };
+    char v[64];
+    int rows = 0;
+
+    (void)state;
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *r = ROW(id);
+
+        if (!r->env || !r->flag)
+            continue;
+        rows++;
+        for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+            check_both_ways((enum sd_setting_id)id, common[i]);
+        check_both_ways((enum sd_setting_id)id, r->def[SD_PROG_SHIM]);
+        if (r->kind == SD_KIND_NUMBER) {
+            const uint64_t edges[] = { r->min, r->min + 1, r->max - 1, r->max, r->max + 1,
+                                       r->min ? r->min - 1 : r->max * 2 };
+
+            for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+                snprintf(v, sizeof(v), "%llu", (unsigned long long)edges[i]);
+                check_both_ways((enum sd_setting_id)id, v);
+            }
+        } else {
+            for (size_t i = 0; r->choices[i]; i++) {
+                check_both_ways((enum sd_setting_id)id, r->choices[i]);
+                snprintf(v, sizeof(v), "%s ", r->choices[i]);
+                check_both_ways((enum sd_setting_id)id, v);
+                snprintf(v, sizeof(v), "%sx", r->choices[i]);
+                check_both_ways((enum sd_setting_id)id, v);
+                for (size_t j = 0; j < strlen(v); j++)
+                    v[j] = (char)toupper((unsigned char)v[j]);
+                v[strlen(v) - 1] = '\0';
+                if (strcmp(v, r->choices[i]) != 0) /* "AUTO", not "0" */
+                    check_both_ways((enum sd_setting_id)id, v);
+            }
+        }
+    }
+    assert_int_equal(rows, 10); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord */
+}
+
+/* ---- the environment front end ---- */
+
+static void test_env_reads_each_row(void **state)
+{
+    struct sd_settings s;
+    char err[512];
+
+    (void)state;
+    setenv("SMBDIRECT_TRANSPORT", "soft", 1);
+    setenv("SMBDIRECT_PORTS", "445, 8445", 1);
+    setenv("SMBDIRECT_PORTMAP", "445:5445,8445:9445", 1);
+    setenv("SMBDIRECT_FALLBACK", "none", 1);
+    setenv("SMBDIRECT_LOG", "debug", 1);
+    setenv("SMBDIRECT_SOCKBUF", "65536", 1);
+    setenv("SMBDIRECT_SOFT_CRC", "1", 1);
+    setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
+    setenv("SMBDIRECT_KEEPALIVE", "0", 1);
+    assert_int_equal(sd_settings_from_env(&s, SD_PROG_SHIM, err, sizeof(err)), 0);
+    assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
+    assert_int_equal(s.ports.n, 2);
+    assert_int_equal(s.ports.port[1], 8445);
+    assert_int_equal(pm_rdma_port(&s.portmap, 8445, 1), 9445);
+    assert_int_equal(s.fallback, SD_FALLBACK_NONE);
+    assert_int_equal(s.log_level, SD_LOG_DEBUG);
+    assert_int_equal(s.sockbuf, 65536);
+    assert_int_equal(s.soft_crc, 1);
+    assert_int_equal(s.soft_handshake_ms, 150);
+    assert_int_equal(s.keepalive_s, 0);
+    {
+        struct smbd_link_opts o;
+
+        struct sd_listen_params lp;
+
+        sd_settings_link_opts(&s, SMBD_ROLE_ACTIVE, &o);
+        assert_int_equal(o.cfg.keepalive_interval_ms, 0); /* 0: no keepalive */
+        assert_int_equal(o.want_crc, 1);
+        assert_null(smbd_config_check(&o.cfg));
+        sd_settings_listen_params(&s, 7, &lp);
+        assert_int_equal(lp.backlog, 7);
+        assert_int_equal(lp.handshake_ms, 150);
+    }
+}
+
+/* Every variable is read; the first bad one (table order) is reported and keeps its
+ * default, later bad ones too, and the good ones apply. */
+static void test_env_reports_the_first_error(void **state)
+{
+    struct sd_settings s;
+    char err[512];
+
+    (void)state;
+    setenv("SMBDIRECT_TRANSPORT", "soft", 1);
+    setenv("SMBDIRECT_CREDITS", "2", 1);
+    setenv("SMBDIRECT_KEEPALIVE", "never", 1);
+    setenv("SMBDIRECT_ORD", "8", 1);
+    assert_int_equal(sd_settings_from_env(&s, SD_PROG_SHIM, err, sizeof(err)), -1);
+    assert_string_equal(err, "SMBDIRECT_CREDITS='2' is invalid: use a whole number from 3 to 255");
+    assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
+    assert_int_equal(s.credits, 255);
+    assert_int_equal(s.keepalive_s, 120);
+    assert_int_equal(s.ord, 8);
+}
+
+static void expect_env_error(enum sd_program prog, const char *var, const char *value,
+                             const char *want)
+{
+    struct sd_settings s;
+    char err[512], head[256];
+
+    clear_env();
+    setenv(var, value, 1);
+    assert_int_equal(sd_settings_from_env(&s, prog, err, sizeof(err)), -1);
+    snprintf(head, sizeof(head), "%s='%s' is invalid: ", var, value);
+    if (strncmp(err, head, strlen(head)) != 0 || !strstr(err, want))
+        fail_msg("error '%s' lacks '%s' or '%s'", err, head, want);
+}
+
+static void test_env_errors(void **state)
+{
+    (void)state;
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTS", "445,smb", "'smb' is not a port number");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTS", "445,445", "445 is listed twice");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTMAP", "445", "'445' is not tcpport:rdmaport");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_FALLBACK", "sometimes", "use tcp or none");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud", "use debug, info, warn or error");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_SOCKBUF", "4M",
+                     "use a whole number of bytes from 65536 to 268435456");
+    /* The soft-iWARP variables: every program checks them when it starts. */
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        expect_env_error((enum sd_program)p, "SMBDIRECT_SOFT_CRC", "yes", "use 0 or 1");
+        expect_env_error((enum sd_program)p, "SMBDIRECT_SOFT_HANDSHAKE_MS", "soon",
+                         "use a whole number of milliseconds from 1 to 600000");
+        expect_env_error((enum sd_program)p, "SMBDIRECT_SOFT_HANDSHAKE_MS", "0", "from 1");
+        expect_env_error((enum sd_program)p, "SMBDIRECT_LOG", "WARN", "use debug");
+    }
+}
+
+/* ---- the command-line front end ---- */
+
+/* The tools read SMBDIRECT_LOG and the soft-iWARP variables, and no other. */
+static void test_tools_read_their_variables(void **state)
+{
+    struct sd_settings s;
+    struct own_seen seen = { 0 };
+    char err[512];
+
+    (void)state;
+    for (int p = SD_PROG_RELAY; p <= SD_PROG_PROBE; p++) {
+        clear_env();
+        assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "host"), 1);
+        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        setenv("SMBDIRECT_LOG", "debug", 1);
+        setenv("SMBDIRECT_SOFT_CRC", "1", 1);
+        setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
+        setenv("SMBDIRECT_CREDITS", "10", 1);     /* the shim's: the tools take --credits */
+        setenv("SMBDIRECT_TRANSPORT", "tcp", 1);  /* likewise --transport */
+        setenv("SMBDIRECT_PORTS", "nonsense", 1); /* the tools have no port list */
+        assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), 3);
+        assert_int_equal(s.log_level, SD_LOG_DEBUG);
+        assert_int_equal(s.soft_crc, 1);
+        assert_int_equal(s.soft_handshake_ms, 150);
+        assert_int_equal(s.credits, 20);
+        assert_int_equal(s.transport, SD_TRANSPORT_AUTO);
+        /* A bad variable is reported after the flags were read. */
+        setenv("SMBDIRECT_SOFT_CRC", "2", 1);
+        assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), -1);
+        assert_string_equal(err, "SMBDIRECT_SOFT_CRC='2' is invalid: use 0 or 1");
+    }
+}
+
+static void test_own_options_and_operands(void **state)
+{
+    struct sd_settings s;
+    struct own_seen seen = { 0 };
+    char err[512];
+    char *argv[] = { "tool", "--credits", "10", "HOST", "--listen", "a:1", "--log-stats",
+                     "--credits=20", "--ird", "4", "--log-stats", NULL };
+    int first;
+
+    (void)state;
+    first = sd_settings_from_argv(&s, SD_PROG_RELAY, 11, argv, own_options, 2, own_cb, &seen,
+                                  err, sizeof(err));
+    assert_int_equal(first, 10); /* operands are moved behind the options */
+    assert_string_equal(argv[first], "HOST");
+    assert_string_equal(seen.listen, "a:1");
+    assert_int_equal(seen.stats, 2);
+    assert_int_equal(s.credits, 20); /* the last of a repeated flag wins */
+    assert_int_equal(s.ird, 4);
+    assert_int_equal(s.ord, 16);
+    /* Abbreviations getopt_long resolves uniquely are accepted. */
+    assert_int_equal(PARSE(&s, SD_PROG_PROBE, &seen, err, "--keep", "30"), 3);
+    assert_int_equal(s.keepalive_s, 30);
+}
+
+static void test_argv_errors(void **state)
+{
+    struct sd_settings s;
+    struct own_seen seen = { 0 };
+    char err[512];
+
+    (void)state;
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--nope"), -1);
+    assert_string_equal(err, "unknown option '--nope'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--credits"), -1);
+    assert_string_equal(err, "option '--credits' needs a value");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--listen", "refuse"), -1);
+    assert_string_equal(err, "--listen refused");
+    assert_int_equal(PARSE(&s, SD_PROG_PROBE, &seen, err, "--credits", "999"), -1);
+    assert_string_equal(err, "--credits: '999' is invalid: use a whole number from 3 to 255");
+    assert_int_equal(PARSE(&s, SD_PROG_PROBE, &seen, err, "--transport", "verbs"), -1);
+    assert_string_equal(err, "--transport: 'verbs' is invalid: use auto, rdma, soft or tcp");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--transport", "tcp"), -1);
+    assert_non_null(strstr(err, "--transport: 'tcp' is invalid: "));
+    /* The shim's own settings are no flags of the tools. */
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--sockbuf", "65536"), -1);
+    assert_string_equal(err, "unknown option '--sockbuf'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--transport", "soft"), 3);
+    assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
+}
+
+/* ---- transports ---- */
+
+static void test_provider_choice(void **state)
+{
+    struct sockaddr_in lo = { .sin_family = AF_INET, .sin_port = htons(5445) };
+    const struct sd_provider_ops *p = NULL;
+    int iwarp = -1, device = sd_verbs_device_present();
+
+    (void)state;
+    lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_ptr_equal(sd_settings_provider(SD_TRANSPORT_RDMA), &sd_verbs_provider);
+    assert_ptr_equal(sd_settings_provider(SD_TRANSPORT_SOFT), &sd_soft_provider);
+    assert_null(sd_settings_provider(SD_TRANSPORT_TCP));
+    assert_ptr_equal(sd_settings_provider(SD_TRANSPORT_AUTO),
+                     device ? &sd_verbs_provider : &sd_soft_provider);
+    assert_int_equal(sd_settings_reach(SD_TRANSPORT_SOFT, &sd_soft_provider,
+                                       (struct sockaddr *)&lo, sizeof(lo), &p, &iwarp), 0);
+    assert_ptr_equal(p, &sd_soft_provider);
+    assert_int_equal(iwarp, 1);
+    if (device)
+        return; /* the rest needs a verbs provider that reaches nothing */
+    /* auto falls back to soft-iWARP where verbs reaches nothing; rdma does not. */
+    p = NULL;
+    assert_int_equal(sd_settings_reach(SD_TRANSPORT_AUTO, &sd_verbs_provider,
+                                       (struct sockaddr *)&lo, sizeof(lo), &p, &iwarp), 0);
+    assert_ptr_equal(p, &sd_soft_provider);
+    p = NULL;
+    assert_true(sd_settings_reach(SD_TRANSPORT_RDMA, &sd_verbs_provider, (struct sockaddr *)&lo,
+                                  sizeof(lo), &p, &iwarp) < 0);
+    assert_null(p);
+}
+
+/* ---- rendering ---- */
+
+static size_t count(const char *text, const char *what)
+{
+    size_t n = 0;
+
+    for (const char *p = text; (p = strstr(p, what)); p++)
+        n++;
+    return n;
+}
+
+static void test_rendered_blocks_cover_the_rows(void **state)
+{
+    char *text = NULL, want[128];
+    size_t len = 0, shim_vars = 0;
+    FILE *f;
+
+    (void)state;
+    for (int id = 0; id < SD_SET_COUNT; id++)
+        shim_vars += !!(ROW(id)->env_progs & SD_PROG_BIT(SD_PROG_SHIM));
+    /* The relay's --help: each of its flags and variables once, not the shim's own. */
+    assert_non_null(f = open_memstream(&text, &len));
+    sd_settings_usage(f, SD_PROG_RELAY);
+    fclose(f);
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *r = ROW(id);
+
+        snprintf(want, sizeof(want), "  --%s ", r->flag ? r->flag : "");
+        assert_int_equal(count(text, want), r->flag ? 1 : 0);
+        snprintf(want, sizeof(want), "  %s=", r->env ? r->env : "-");
+        assert_int_equal(count(text, want), r->env_progs & SD_PROG_BIT(SD_PROG_RELAY) ? 1 : 0);
+    }
+    for (const char *line = text; *line; line = strchr(line, '\n') + 1)
+        assert_true(strcspn(line, "\n") < 80);
+    assert_non_null(strstr(text, "3-255, default 255."));
+    free(text);
+    /* README: one table row per setting, the probe's own default shown. */
+    assert_non_null(f = open_memstream(&text, &len));
+    sd_settings_markdown(f);
+    fclose(f);
+    assert_int_equal(count(text, "\n| "), 1 + SD_SET_COUNT); /* "| --- |" and the rows */
+    assert_non_null(strstr(text, "`warn` (probe: `error`)"));
+    assert_non_null(strstr(text, "16777215 (16 MiB − 1)"));
+    free(text);
+    /* Man pages: one entry per variable of the shim. */
+    assert_non_null(f = open_memstream(&text, &len));
+    sd_settings_man(f);
+    fclose(f);
+    assert_int_equal(count(text, ".TP\n.B SMBDIRECT_"), shim_vars);
+    assert_non_null(strstr(text, "3\\(en255; default 255."));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_rows_are_consistent, setup),
+        cmocka_unit_test_setup(test_defaults, setup),
+        cmocka_unit_test_setup(test_defaults_pass_engine_check, setup),
+        cmocka_unit_test_setup(test_bounds_pass_engine_check, setup),
+        cmocka_unit_test_setup(test_words, setup),
+        cmocka_unit_test_setup(test_environment_and_flags_agree, setup),
+        cmocka_unit_test_setup(test_env_reads_each_row, setup),
+        cmocka_unit_test_setup(test_env_reports_the_first_error, setup),
+        cmocka_unit_test_setup(test_env_errors, setup),
+        cmocka_unit_test_setup(test_tools_read_their_variables, setup),
+        cmocka_unit_test_setup(test_own_options_and_operands, setup),
+        cmocka_unit_test_setup(test_argv_errors, setup),
+        cmocka_unit_test_setup(test_provider_choice, setup),
+        cmocka_unit_test_setup(test_rendered_blocks_cover_the_rows, setup),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

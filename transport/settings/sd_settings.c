@@ -1,0 +1,183 @@
+/* transport/settings/sd_settings.c — parsing one setting's text into its typed value,
+ * the defaults, and what the values make of a link and a provider (see sd_settings.h). */
+#include "sd_settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sd_num.h"
+
+/* A parsed value, before it is stored in its field. */
+union sd_value {
+    uint64_t num;
+    unsigned word;
+    enum sd_log_level level;
+    struct pm_ports ports;
+    struct pm_map map;
+};
+
+static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
+{
+    switch (id) {
+    case SD_SET_TRANSPORT: s->transport = (enum sd_transport)v->word; break;
+    case SD_SET_PORTS: s->ports = v->ports; break;
+    case SD_SET_PORTMAP: s->portmap = v->map; break;
+    case SD_SET_FALLBACK: s->fallback = (enum sd_fallback)v->word; break;
+    case SD_SET_LOG: s->log_level = v->level; break;
+    case SD_SET_CONNECT_TIMEOUT: s->connect_timeout_ms = (uint32_t)v->num; break;
+    case SD_SET_CREDITS: s->credits = (uint32_t)v->num; break;
+    case SD_SET_MAX_SEND_SIZE: s->max_send_size = (uint32_t)v->num; break;
+    case SD_SET_MAX_RECEIVE_SIZE: s->max_receive_size = (uint32_t)v->num; break;
+    case SD_SET_MAX_FRAGMENTED_SIZE: s->max_fragmented_size = (uint32_t)v->num; break;
+    case SD_SET_MAX_READ_WRITE_SIZE: s->max_read_write_size = (uint32_t)v->num; break;
+    case SD_SET_KEEPALIVE: s->keepalive_s = (uint32_t)v->num; break;
+    case SD_SET_IRD: s->ird = (uint32_t)v->num; break;
+    case SD_SET_ORD: s->ord = (uint32_t)v->num; break;
+    case SD_SET_SOCKBUF: s->sockbuf = (uint32_t)v->num; break;
+    case SD_SET_SOFT_CRC: s->soft_crc = (int)v->word; break;
+    case SD_SET_SOFT_HANDSHAKE_MS: s->soft_handshake_ms = (uint32_t)v->num; break;
+    case SD_SET_COUNT: break;
+    }
+}
+
+static const char *const unit_words[] = {
+    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = " of bytes", [SD_UNIT_MS] = " of milliseconds",
+    [SD_UNIT_S] = " of seconds",
+};
+
+/* The i-th word of a CHOICE or LOG row, NULL past the last. */
+static const char *word(const struct sd_setting *row, unsigned i)
+{
+    if (row->kind == SD_KIND_LOG)
+        return i <= SD_LOG_ERROR ? sd_log_level_name((enum sd_log_level)i) : NULL;
+    return row->choices[i];
+}
+
+char *sd_settings_words(const struct sd_setting *row, const char *open, const char *close,
+                        const char *sep, const char *last, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (unsigned i = 0; word(row, i) && n < len; i++) {
+        const char *between = i == 0 ? "" : word(row, i + 1) ? sep : last;
+
+        n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s", between, open, word(row, i), close);
+    }
+    return buf;
+}
+
+/* Parses non-empty text for row into v. 0, or -1 with what the row accepts in why. */
+static int parse(const struct sd_setting *row, const char *text, union sd_value *v, char *why,
+                 size_t whylen)
+{
+    char words[128];
+
+    switch (row->kind) {
+    case SD_KIND_NUMBER:
+        if (sd_num_parse_str(text, row->min, row->max, &v->num) == 0)
+            return 0;
+        snprintf(why, whylen, "use a whole number%s from %llu to %llu", unit_words[row->unit],
+                 (unsigned long long)row->min, (unsigned long long)row->max);
+        return -1;
+    case SD_KIND_PORTS:
+        return pm_parse_ports(text, &v->ports, why, whylen);
+    case SD_KIND_PORTMAP:
+        return pm_parse_map(text, &v->map, why, whylen);
+    case SD_KIND_LOG:
+        if (sd_log_parse_level(text, &v->level) == 0)
+            return 0;
+        break;
+    case SD_KIND_CHOICE:
+        for (v->word = 0; row->choices[v->word]; v->word++)
+            if (strcmp(text, row->choices[v->word]) == 0)
+                return 0;
+        break;
+    }
+    snprintf(why, whylen, "use %s",
+             sd_settings_words(row, "", "", ", ", " or ", words, sizeof(words)));
+    return -1;
+}
+
+int sd_settings_set(struct sd_settings *s, enum sd_program prog, enum sd_setting_id id,
+                    const char *text, char *why, size_t whylen)
+{
+    const struct sd_setting *row = &sd_settings_table[id];
+    union sd_value v;
+
+    if (!*text)
+        text = row->def[prog];
+    if (parse(row, text, &v, why, whylen) < 0)
+        return -1;
+    store(s, id, &v);
+    return 0;
+}
+
+void sd_settings_defaults(struct sd_settings *s, enum sd_program prog)
+{
+    char why[256];
+
+    memset(s, 0, sizeof(*s));
+    /* Every default parses (test_settings checks each against its bounds). */
+    for (int id = 0; id < SD_SET_COUNT; id++)
+        sd_settings_set(s, prog, (enum sd_setting_id)id, "", why, sizeof(why));
+}
+
+void sd_settings_link_opts(const struct sd_settings *s, enum smbd_role role,
+                           struct smbd_link_opts *o)
+{
+    struct smbd_config *c = &o->cfg;
+
+    memset(o, 0, sizeof(*o));
+    smbd_config_default(c, role);
+    c->receive_credit_max = (uint16_t)s->credits;
+    c->send_credit_target = (uint16_t)s->credits;
+    c->max_send_size = s->max_send_size;
+    c->max_receive_size = s->max_receive_size;
+    c->max_fragmented_recv_size = s->max_fragmented_size;
+    c->max_read_write_size = s->max_read_write_size;
+    c->keepalive_interval_ms = s->keepalive_s * 1000u; /* 0: no keepalive (3.1.6.2) */
+    /* The negotiation is part of the connect or accept: it never outlives its bound. */
+    if (c->negotiate_timeout_ms > s->connect_timeout_ms)
+        c->negotiate_timeout_ms = s->connect_timeout_ms;
+    o->ird = s->ird;
+    o->ord = s->ord;
+    o->want_crc = s->soft_crc;
+    o->timeout_ms = (int)s->connect_timeout_ms;
+}
+
+void sd_settings_listen_params(const struct sd_settings *s, int backlog,
+                               struct sd_listen_params *lp)
+{
+    lp->backlog = backlog;
+    lp->handshake_ms = (int)s->soft_handshake_ms;
+}
+
+const struct sd_provider_ops *sd_settings_provider(enum sd_transport t)
+{
+    switch (t) {
+    case SD_TRANSPORT_AUTO:
+        return sd_verbs_device_present() ? &sd_verbs_provider : &sd_soft_provider;
+    case SD_TRANSPORT_RDMA: return &sd_verbs_provider;
+    case SD_TRANSPORT_SOFT: return &sd_soft_provider;
+    case SD_TRANSPORT_TCP: break;
+    }
+    return NULL;
+}
+
+int sd_settings_reach(enum sd_transport t, const struct sd_provider_ops *p,
+                      const struct sockaddr *dst, socklen_t len,
+                      const struct sd_provider_ops **out, int *is_iwarp)
+{
+    int rc = p->is_iwarp(dst, len);
+
+    if (rc < 0 && t == SD_TRANSPORT_AUTO && p != &sd_soft_provider) {
+        p = &sd_soft_provider;
+        rc = p->is_iwarp(dst, len);
+    }
+    if (rc < 0)
+        return rc;
+    *out = p;
+    *is_iwarp = rc;
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* transport/settings/sd_settings_argv.c — the command-line front end of the tools:
+ * getopt_long over a tool's own options and one --FLAG VALUE per setting row, after
+ * the variables the tool reads (see sd_settings.h). */
+#include "sd_settings.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* getopt_long value of a setting's flag: above every value a tool may use. */
+#define SETTING_VAL(id) (SD_ARGV_OWN_MAX_VAL + 1 + (id))
+
+/* opts = own, one entry per flag of prog, the zero entry. */
+static void build_options(struct option *opts, enum sd_program prog, const struct option *own,
+                          size_t nown)
+{
+    size_t n = nown;
+
+    memcpy(opts, own, nown * sizeof(*own));
+    for (int id = 0; id < SD_SET_COUNT; id++)
+        if (sd_settings_table[id].flag_progs & SD_PROG_BIT(prog))
+            opts[n++] = (struct option){ sd_settings_table[id].flag, required_argument, NULL,
+                                         SETTING_VAL(id) };
+    opts[n] = (struct option){ 0 };
+}
+
+int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
+                          char **argv, const struct option *own, size_t nown,
+                          sd_argv_own_cb cb, void *ctx, char *err, size_t errlen)
+{
+    struct option opts[SD_ARGV_OWN_MAX + SD_SET_COUNT + 1];
+    char env_err[512], why[256];
+    int env_rc = sd_settings_from_env(s, prog, env_err, sizeof(env_err)), o;
+
+    if (nown > SD_ARGV_OWN_MAX) {
+        snprintf(err, errlen, "more than %d options of the program's own", SD_ARGV_OWN_MAX);
+        return -1;
+    }
+    build_options(opts, prog, own, nown);
+    optind = 0; /* glibc: start afresh, also when called again */
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (o > SD_ARGV_OWN_MAX_VAL) {
+            enum sd_setting_id id = (enum sd_setting_id)(o - SETTING_VAL(0));
+
+            if (sd_settings_set(s, prog, id, optarg, why, sizeof(why)) == 0)
+                continue;
+            snprintf(err, errlen, "--%s: '%s' is invalid: %s", sd_settings_table[id].flag,
+                     optarg, why);
+            return -1;
+        }
+        if (o == ':') {
+            snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            return -1;
+        }
+        if (o == '?') {
+            snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+            return -1;
+        }
+        if (cb(ctx, o, optarg, err, errlen) < 0)
+            return -1;
+    }
+    if (env_rc < 0) {
+        snprintf(err, errlen, "%s", env_err);
+        return -1;
+    }
+    if (s->transport == SD_TRANSPORT_TCP) {
+        snprintf(err, errlen, "--transport: 'tcp' is invalid: this program speaks SMB Direct "
+                 "only (tcp is for the shim)");
+        return -1;
+    }
+    return optind;
+}

@@ -1,0 +1,287 @@
+/* transport/settings/sd_settings_doc.c — the settings table rendered for people: the
+ * tools' --help, the smbdirect wrapper's, README.md's table and the man pages'
+ * ENVIRONMENT entries (scripts/settings-docs keeps the committed docs in step). */
+#include "sd_settings.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "sd_num.h"
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+#define WIDTH 79      /* --help lines end before this column */
+#define HELP_INDENT 6 /* --help descriptions start at this column */
+
+static const char *const prog_names[SD_PROG_COUNT] = { "shim", "relay", "probe" };
+static const char *const unit_nouns[] = {
+    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = "bytes", [SD_UNIT_MS] = "milliseconds",
+    [SD_UNIT_S] = "seconds",
+};
+static const char *const metavars[] = {
+    [SD_UNIT_NONE] = "N", [SD_UNIT_BYTES] = "BYTES", [SD_UNIT_MS] = "MS",
+    [SD_UNIT_S] = "SECONDS",
+};
+
+/* How a document spells what the table's values need. */
+struct style {
+    const char *dash, *minus;       /* in ranges, and in "16 MiB - 1" */
+    const char *open, *close, *last; /* around words; between the last two */
+    const char *portmap;            /* the form of a port map */
+};
+static const struct style md = { "–", "−", "`", "`", ", ", "`tcpport:rdmaport,...`" };
+static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
+                                  "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]" };
+
+/* Appends to buf (of len bytes, holding a string). */
+static void add(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf + n, len - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends v, with a shorter spelling after it when there is one:
+ * "8454144 (8 MiB + 64 KiB)", "16777215 (16 MiB - 1)". */
+static void add_size(char *buf, size_t len, uint64_t v, const struct style *st)
+{
+    unsigned long long mib = (unsigned long long)(v / MIB);
+    unsigned long long kib = (unsigned long long)(v % MIB / KIB);
+
+    add(buf, len, "%llu", (unsigned long long)v);
+    if (v >= MIB && v % MIB == 0)
+        add(buf, len, " (%llu MiB)", mib);
+    else if (v > MIB && v % KIB == 0)
+        add(buf, len, " (%llu MiB + %llu KiB)", mib, kib);
+    else if (v >= KIB && v % KIB == 0)
+        add(buf, len, " (%llu KiB)", kib);
+    else if ((v + 1) % MIB == 0)
+        add(buf, len, " (%llu MiB %s 1)", (unsigned long long)((v + 1) / MIB), st->minus);
+}
+
+/* Appends a default of row: a number (bytes with their shorter spelling), a word in
+ * the style's quotes, or "none" for an empty list. */
+static void add_default(char *buf, size_t len, const struct sd_setting *row, const char *text,
+                        const struct style *st)
+{
+    uint64_t v;
+
+    if (!*text)
+        add(buf, len, "none");
+    else if (row->kind == SD_KIND_NUMBER && row->unit == SD_UNIT_BYTES &&
+             sd_num_parse_str(text, 0, UINT64_MAX, &v) == 0)
+        add_size(buf, len, v, st);
+    else if (row->kind == SD_KIND_CHOICE || row->kind == SD_KIND_LOG)
+        add(buf, len, "%s%s%s", st->open, text, st->close);
+    else
+        add(buf, len, "%s", text);
+}
+
+/* Appends what row accepts: "bytes, 128–1048576 (1 MiB)", "`auto`, `rdma`, ...". */
+static void add_values(char *buf, size_t len, const struct sd_setting *row,
+                       const struct style *st)
+{
+    char words[256];
+
+    switch (row->kind) {
+    case SD_KIND_NUMBER:
+        if (row->unit != SD_UNIT_NONE)
+            add(buf, len, "%s, ", unit_nouns[row->unit]);
+        if (row->unit == SD_UNIT_BYTES) {
+            add_size(buf, len, row->min, st);
+            add(buf, len, "%s", st->dash);
+            add_size(buf, len, row->max, st);
+        } else {
+            add(buf, len, "%llu%s%llu", (unsigned long long)row->min, st->dash,
+                (unsigned long long)row->max);
+        }
+        break;
+    case SD_KIND_CHOICE:
+    case SD_KIND_LOG:
+        add(buf, len, "%s",
+            sd_settings_words(row, st->open, st->close, ", ", st->last, words, sizeof(words)));
+        break;
+    case SD_KIND_PORTS:
+        add(buf, len, "TCP ports, comma-separated");
+        break;
+    case SD_KIND_PORTMAP:
+        add(buf, len, "%s", st->portmap);
+        break;
+    }
+}
+
+/* "shim, relay" for a mask of programs. */
+static void add_progs(char *buf, size_t len, unsigned progs)
+{
+    const char *sep = "";
+
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        if (progs & SD_PROG_BIT(p)) {
+            add(buf, len, "%s%s", sep, prog_names[p]);
+            sep = ", ";
+        }
+    }
+}
+
+/* Appends help with its first letter capitalized. */
+static void add_sentence(char *buf, size_t len, const char *help)
+{
+    add(buf, len, "%c%s", toupper((unsigned char)help[0]), help + 1);
+}
+
+/* ---- --help ---- */
+
+/* Prints text from column HELP_INDENT, wrapped at word boundaries before WIDTH. */
+static void wrap(FILE *out, const char *text)
+{
+    int col = 0;
+
+    while (*text) {
+        int w = (int)strcspn(text, " ");
+
+        if (col > HELP_INDENT && col + 1 + w > WIDTH) {
+            fputc('\n', out);
+            col = 0;
+        }
+        if (col == 0)
+            col = fprintf(out, "%*s", HELP_INDENT, "");
+        else
+            col += fprintf(out, " ");
+        col += fprintf(out, "%.*s", w, text);
+        text += w;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
+
+/* "  --NAME METAVAR" or "  NAME=METAVAR", then the help with bounds and default. */
+static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program prog,
+                        const char *name_fmt, const char *name)
+{
+    char text[1024] = "", words[128];
+
+    fprintf(out, name_fmt, name);
+    if (row->kind == SD_KIND_NUMBER)
+        fprintf(out, "%s\n", metavars[row->unit]);
+    else if (row->kind == SD_KIND_PORTS)
+        fprintf(out, "PORT[,PORT...]\n");
+    else if (row->kind == SD_KIND_PORTMAP)
+        fprintf(out, "TCPPORT:RDMAPORT[,...]\n");
+    else
+        fprintf(out, "%s\n", sd_settings_words(row, "", "", "|", "|", words, sizeof(words)));
+    add_sentence(text, sizeof(text), row->help);
+    add(text, sizeof(text), ". ");
+    if (row->kind == SD_KIND_NUMBER)
+        add(text, sizeof(text), "%llu-%llu%s%s, default", (unsigned long long)row->min,
+            (unsigned long long)row->max, row->unit ? " " : "", unit_nouns[row->unit]);
+    else
+        add(text, sizeof(text), "Default");
+    add(text, sizeof(text), " %s.", *row->def[prog] ? row->def[prog] : "none");
+    wrap(out, text);
+}
+
+void sd_settings_usage_env(FILE *out, enum sd_program prog)
+{
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+
+        if (row->env_progs & SD_PROG_BIT(prog))
+            usage_entry(out, row, prog, "  %s=", row->env);
+    }
+}
+
+void sd_settings_usage(FILE *out, enum sd_program prog)
+{
+    fprintf(out, "SMB Direct settings:\n");
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+
+        if (row->flag_progs & SD_PROG_BIT(prog))
+            usage_entry(out, row, prog, "  --%s ", row->flag);
+    }
+    fprintf(out, "\nEnvironment (unset or empty: the default):\n");
+    sd_settings_usage_env(out, prog);
+}
+
+/* ---- README.md ---- */
+
+void sd_settings_markdown(FILE *out)
+{
+    fprintf(out, "| variable | flag | values | default | meaning |\n"
+                 "| --- | --- | --- | --- | --- |\n");
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+        unsigned progs = row->env_progs | row->flag_progs;
+        char line[2048] = "";
+        int first = -1;
+
+        add(line, sizeof(line), "| ");
+        if (row->env) {
+            add(line, sizeof(line), "`%s` (", row->env);
+            add_progs(line, sizeof(line), row->env_progs);
+            add(line, sizeof(line), ")");
+        }
+        add(line, sizeof(line), " | ");
+        if (row->flag) {
+            add(line, sizeof(line), "`--%s` (", row->flag);
+            add_progs(line, sizeof(line), row->flag_progs);
+            add(line, sizeof(line), ")");
+        }
+        add(line, sizeof(line), " | ");
+        add_values(line, sizeof(line), row, &md);
+        add(line, sizeof(line), " | ");
+        /* The first program's default, then each program that differs from it. */
+        for (int p = 0; p < SD_PROG_COUNT; p++) {
+            if (!(progs & SD_PROG_BIT(p)))
+                continue;
+            if (first < 0) {
+                first = p;
+                add_default(line, sizeof(line), row, row->def[p], &md);
+            } else if (strcmp(row->def[p], row->def[first]) != 0) {
+                add(line, sizeof(line), " (%s: ", prog_names[p]);
+                add_default(line, sizeof(line), row, row->def[p], &md);
+                add(line, sizeof(line), ")");
+            }
+        }
+        add(line, sizeof(line), " | %s |", row->help);
+        fprintf(out, "%s\n", line);
+    }
+}
+
+/* ---- man pages ---- */
+
+/* Prints text for roff: a backslash is roff's escape character. */
+static void man_text(FILE *out, const char *text)
+{
+    for (; *text; text++) {
+        if (*text == '\\')
+            fputs("\\e", out);
+        else
+            fputc(*text, out);
+    }
+}
+
+void sd_settings_man(FILE *out)
+{
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+        char values[512] = "", help[1024] = "";
+
+        if (!(row->env_progs & SD_PROG_BIT(SD_PROG_SHIM)))
+            continue;
+        add_values(values, sizeof(values), row, &man);
+        add(values, sizeof(values), "; default ");
+        add_default(values, sizeof(values), row, row->def[SD_PROG_SHIM], &man);
+        add_sentence(help, sizeof(help), row->help);
+        fprintf(out, ".TP\n.B %s\n", row->env);
+        man_text(out, help);
+        fprintf(out, ".\n%c%s.\n", toupper((unsigned char)values[0]), values + 1);
+    }
+}

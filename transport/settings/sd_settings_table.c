@@ -1,0 +1,123 @@
+/* transport/settings/sd_settings_table.c — the table of every setting: the only place
+ * a default or a bound is written. Defaults are text, parsed like a user's value (so
+ * a unit test checks each against its own bounds); the docs, --help and the error
+ * messages are generated from these rows. */
+#include "sd_settings.h"
+
+#include "smbd_framer.h"
+
+#define SHIM  SD_PROG_BIT(SD_PROG_SHIM)
+#define RELAY SD_PROG_BIT(SD_PROG_RELAY)
+#define PROBE SD_PROG_BIT(SD_PROG_PROBE)
+#define TOOLS (RELAY | PROBE)
+#define ALL   (SHIM | RELAY | PROBE)
+#define SAME(d) { [SD_PROG_SHIM] = (d), [SD_PROG_RELAY] = (d), [SD_PROG_PROBE] = (d) }
+
+static const char *const transports[] = { "auto", "rdma", "soft", "tcp", NULL };
+static const char *const fallbacks[] = { "tcp", "none", NULL };
+static const char *const crc_choices[] = { "0", "1", NULL };
+
+const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
+    [SD_SET_TRANSPORT] = {
+        .env = "SMBDIRECT_TRANSPORT", .flag = "transport", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_CHOICE, .choices = transports,
+        .def = SAME("auto"),
+        .help = "RDMA provider: auto is rdma-core verbs when an RDMA device reaches the "
+                "address, else soft-iWARP; rdma forces verbs; soft is userspace soft-iWARP "
+                "over TCP (no RDMA NIC needed); tcp makes the shim tunnel nothing (the relay "
+                "and the probe refuse it)" },
+    [SD_SET_PORTS] = {
+        .env = "SMBDIRECT_PORTS", .env_progs = SHIM, .kind = SD_KIND_PORTS,
+        .def = SAME("445"),
+        .help = "TCP ports whose connects are tunneled (139 only when listed): 1-65535, at "
+                "most 32, no duplicates" },
+    [SD_SET_PORTMAP] = {
+        .env = "SMBDIRECT_PORTMAP", .env_progs = SHIM, .kind = SD_KIND_PORTMAP,
+        .def = SAME(""),
+        .help = "SMB Direct port to dial for a tunneled TCP port; a port not listed uses "
+                "5445 over iWARP and soft-iWARP, the TCP port itself over InfiniBand/RoCE "
+                "(MS-SMB2 2.1)" },
+    [SD_SET_FALLBACK] = {
+        .env = "SMBDIRECT_FALLBACK", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
+        .choices = fallbacks, .def = SAME("tcp"),
+        .help = "when SMB Direct cannot be set up: tcp connects over TCP as the program "
+                "asked (with a warning), none fails the connect with the SMB Direct error" },
+    [SD_SET_LOG] = {
+        .env = "SMBDIRECT_LOG", .env_progs = ALL, .kind = SD_KIND_LOG,
+        /* The probe prints its own failures: library lines would repeat them. */
+        .def = { [SD_PROG_SHIM] = "warn", [SD_PROG_RELAY] = "warn", [SD_PROG_PROBE] = "error" },
+        .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message, and "
+                "at info the shim logs each tunnel's setup and end with byte counts" },
+    [SD_SET_CONNECT_TIMEOUT] = {
+        .env = "SMBDIRECT_CONNECT_TIMEOUT", .flag = "timeout", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_MS, .min = 1,
+        .max = 600000, .def = SAME("10000"),
+        .help = "bound on the RDMA connect plus the SMB Direct negotiation (the shim's "
+                "connect(), the probe); for the relay, on accept plus negotiation and on "
+                "each backend connect" },
+    [SD_SET_CREDITS] = {
+        .env = "SMBDIRECT_CREDITS", .flag = "credits", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .min = SMBD_MIN_PEER_CREDITS,
+        .max = 255, .def = SAME("255"),
+        /* 255: what tshark's dissector and the Linux peers expect; the verbs receive
+         * queue holds 1024. */
+        .help = "receive credits offered and send credits asked for (MS-SMBD 3.1.1.1 "
+                "ReceiveCreditMax, SendCreditTarget)" },
+    [SD_SET_MAX_SEND_SIZE] = {
+        .env = "SMBDIRECT_MAX_SEND_SIZE", .flag = "max-send-size", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES,
+        .min = SMBD_MIN_RECEIVE_SIZE, .max = SMBD_MAX_MESSAGE_SIZE, .def = SAME("8136"),
+        .help = "preferred send size; 8136 is the largest Windows Server accepts (MS-SMBD "
+                "Appendix B note <5>), the negotiated size is at most the peer's "
+                "MaxReceiveSize (1364 for ksmbd)" },
+    [SD_SET_MAX_RECEIVE_SIZE] = {
+        .env = "SMBDIRECT_MAX_RECEIVE_SIZE", .flag = "max-receive-size", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES,
+        .min = SMBD_MIN_RECEIVE_SIZE, .max = SMBD_MAX_MESSAGE_SIZE, .def = SAME("8192"),
+        .help = "size of each posted receive: the largest message the peer may send" },
+    [SD_SET_MAX_FRAGMENTED_SIZE] = {
+        .env = "SMBDIRECT_MAX_FRAGMENTED_SIZE", .flag = "max-fragmented-size",
+        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_BYTES, .min = SMBD_MIN_FRAGMENTED_SIZE,
+        .max = SMBD_FRAMER_MAX_MSG, .def = SAME("8454144"),
+        .help = "largest message reassembled from fragments; the default holds an 8 MiB "
+                "SMB2 READ response with its headers, the maximum is the 24-bit length of "
+                "the Direct-TCP prefix (MS-SMB2 2.1)" },
+    [SD_SET_MAX_READ_WRITE_SIZE] = {
+        .env = "SMBDIRECT_MAX_READ_WRITE_SIZE", .flag = "max-read-write-size",
+        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_BYTES, .min = 4096, .max = 16777216, .def = SAME("8388608"),
+        .help = "largest RDMA read or write of one buffer descriptor" },
+    [SD_SET_KEEPALIVE] = {
+        .env = "SMBDIRECT_KEEPALIVE", .flag = "keepalive", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_S, .min = 0,
+        .max = 3600, .def = SAME("120"),
+        .help = "idle time before an SMB Direct keepalive (MS-SMBD 3.1.6.2); 0 sends none" },
+    [SD_SET_IRD] = {
+        .env = "SMBDIRECT_IRD", .flag = "ird", .env_progs = SHIM, .flag_progs = TOOLS,
+        .kind = SD_KIND_NUMBER, .min = 1, .max = 255, .def = SAME("16"),
+        /* 255: rdma_cm carries IRD/ORD in 8 bits (responder_resources); soft-iWARP's
+         * MPA field takes 14. */
+        .help = "incoming RDMA Reads offered to the peer (IRD, MS-SMBD 6.1); providers "
+                "lower it to what the device supports" },
+    [SD_SET_ORD] = {
+        .env = "SMBDIRECT_ORD", .flag = "ord", .env_progs = SHIM, .flag_progs = TOOLS,
+        .kind = SD_KIND_NUMBER, .min = 1, .max = 255, .def = SAME("16"),
+        .help = "outgoing RDMA Reads asked for (ORD, MS-SMBD 6.1); providers lower it to "
+                "what the device supports" },
+    [SD_SET_SOCKBUF] = {
+        .env = "SMBDIRECT_SOCKBUF", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_BYTES, .min = 65536, .max = 268435456, .def = SAME("4194304"),
+        .help = "send and receive buffer of each end of the program's socketpair (above "
+                "net.core.wmem_max it needs CAP_NET_ADMIN)" },
+    [SD_SET_SOFT_CRC] = {
+        .env = "SMBDIRECT_SOFT_CRC", .env_progs = ALL, .kind = SD_KIND_CHOICE,
+        .choices = crc_choices, .def = SAME("0"),
+        .help = "soft-iWARP: 1 asks the peer for MPA CRC32c on every FPDU (RFC 5044 8), 0 "
+                "uses it only when the peer asks (the Linux siw default)" },
+    [SD_SET_SOFT_HANDSHAKE_MS] = {
+        .env = "SMBDIRECT_SOFT_HANDSHAKE_MS", .env_progs = ALL, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_MS, .min = 1, .max = 600000, .def = SAME("5000"),
+        .help = "soft-iWARP listeners (the relay): time an accepted connection has to send "
+                "its MPA request (RFC 5044 7.1.2) before it is dropped" },
+};
