@@ -121,61 +121,85 @@ struct sd_cm_result {
 /* Which event an sd_qp or sd_listener wants its fd waited for. */
 enum sd_poll { SD_POLL_IN = 1, SD_POLL_OUT = 4 };
 
+/* The provider operations' types, so each provider declares its implementations
+ * with them (e.g. "sd_post_send_fn sd_verbs_post_send;") instead of restating them.
+ * What each one does is said at its member of struct sd_provider_ops below. */
+typedef int sd_is_iwarp_fn(const struct sockaddr *dst, socklen_t dstlen);
+typedef struct sd_qp *sd_connect_fn(const struct sockaddr *addr, socklen_t addrlen,
+                                    const struct sd_cm_params *params, int timeout_ms,
+                                    struct sd_cm_result *result, int *err);
+typedef struct sd_listener *sd_listen_fn(const struct sockaddr *addr, socklen_t addrlen,
+                                         const struct sd_listen_params *lp, int *err);
+typedef int sd_listener_fd_fn(struct sd_listener *l);
+typedef int sd_listener_addr_fn(struct sd_listener *l, struct sockaddr_storage *addr,
+                                socklen_t *len);
+typedef struct sd_qp *sd_accept_fn(struct sd_listener *l, const struct sd_cm_params *params,
+                                   int timeout_ms, struct sd_cm_result *result, int *err);
+typedef void sd_listener_close_fn(struct sd_listener *l);
+typedef int sd_reg_mr_fn(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
+typedef int sd_dereg_mr_fn(struct sd_qp *qp, struct sd_mr *mr);
+typedef int sd_post_recv_fn(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
+typedef int sd_post_send_fn(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge,
+                            int nsge, uint32_t invalidate_rkey /* 0: plain Send */, int signaled);
+typedef int sd_post_write_fn(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                             uint32_t rkey, uint64_t raddr);
+typedef int sd_post_read_fn(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
+                            uint32_t rkey, uint64_t raddr);
+typedef int sd_fd_fn(struct sd_qp *qp);
+typedef int sd_poll_events_fn(struct sd_qp *qp);
+typedef int sd_progress_fn(struct sd_qp *qp);
+typedef int sd_poll_cq_fn(struct sd_qp *qp, struct sd_wc *wc, int max);
+typedef void sd_disconnect_fn(struct sd_qp *qp);
+typedef void sd_destroy_fn(struct sd_qp *qp);
+
 struct sd_provider_ops {
     const char *name; /* "soft" or "rdma" */
 
     /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the
      * Appendix A header), 0 for InfiniBand/RoCE (port 445), negative errno when
      * no RDMA device reaches dst. Soft-iWARP always answers 1. */
-    int (*is_iwarp)(const struct sockaddr *dst, socklen_t dstlen);
+    sd_is_iwarp_fn *is_iwarp;
 
     /* Active side: connect to addr, bounded by timeout_ms. NULL with *err set. */
-    struct sd_qp *(*connect)(const struct sockaddr *addr, socklen_t addrlen,
-                             const struct sd_cm_params *params, int timeout_ms,
-                             struct sd_cm_result *result, int *err);
+    sd_connect_fn *connect;
 
     /* Passive side. listener_fd is readable when accept() can make progress (a new
      * connection, more of a pending connection request, a handshake deadline). */
-    struct sd_listener *(*listen)(const struct sockaddr *addr, socklen_t addrlen,
-                                  const struct sd_listen_params *lp, int *err);
-    int (*listener_fd)(struct sd_listener *l);
+    sd_listen_fn *listen;
+    sd_listener_fd_fn *listener_fd;
     /* The address the listener is bound to (with the port chosen when listen() asked
      * for port 0). *len: in, the size of *addr; out, the address's length. */
-    int (*listener_addr)(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len);
+    sd_listener_addr_fn *listener_addr;
     /* Accepts one connection, replies with params (IRD/ORD = MS-SMBD 6.2 min rules),
      * waiting up to timeout_ms for one to complete its connection request (< 0: no
      * limit). timeout_ms 0 never waits (event loops): NULL with -EAGAIN when no
      * connection is ready. NULL with *err set (the listener stays usable). */
-    struct sd_qp *(*accept)(struct sd_listener *l, const struct sd_cm_params *params,
-                            int timeout_ms, struct sd_cm_result *result, int *err);
-    void (*listener_close)(struct sd_listener *l);
+    sd_accept_fn *accept;
+    sd_listener_close_fn *listener_close;
 
     /* Memory registration with exactly the access bits asked for. */
-    int (*reg_mr)(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
-    int (*dereg_mr)(struct sd_qp *qp, struct sd_mr *mr);
+    sd_reg_mr_fn *reg_mr;
+    sd_dereg_mr_fn *dereg_mr;
 
     /* Work requests. signaled=0 on a send asks for no successful completion
      * (errors always complete); receives and RDMA ops always complete. */
-    int (*post_recv)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
-    int (*post_send)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
-                     uint32_t invalidate_rkey /* 0: plain Send */, int signaled);
-    int (*post_write)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                      uint32_t rkey, uint64_t raddr);
-    int (*post_read)(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                     uint32_t rkey, uint64_t raddr);
+    sd_post_recv_fn *post_recv;
+    sd_post_send_fn *post_send;
+    sd_post_write_fn *post_write;
+    sd_post_read_fn *post_read;
 
     /* Event loop integration: wait for fd() with the events of poll_events(),
      * then call progress() (moves bytes, may generate completions), then poll_cq()
      * until it returns 0. poll_cq returns the number of completions (>= 0). */
-    int (*fd)(struct sd_qp *qp);
-    int (*poll_events)(struct sd_qp *qp);
-    int (*progress)(struct sd_qp *qp);
-    int (*poll_cq)(struct sd_qp *qp, struct sd_wc *wc, int max);
+    sd_fd_fn *fd;
+    sd_poll_events_fn *poll_events;
+    sd_progress_fn *progress;
+    sd_poll_cq_fn *poll_cq;
 
     /* Starts an orderly disconnect; outstanding requests flush, then CONN_LOST. */
-    void (*disconnect)(struct sd_qp *qp);
+    sd_disconnect_fn *disconnect;
     /* Frees everything; the qp must not be used afterwards. */
-    void (*destroy)(struct sd_qp *qp);
+    sd_destroy_fn *destroy;
 };
 
 /* A short human-readable name of a completion status, for log lines. */

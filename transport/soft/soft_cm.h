@@ -10,16 +10,12 @@
 
 #include <stdint.h>
 
-/* ---- the provider's connection-manager operations ---- */
-struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
-                              const struct sd_cm_params *params, int timeout_ms,
-                              struct sd_cm_result *result, int *err);
-struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrlen,
-                                   const struct sd_listen_params *lp, int *err);
-int sd_soft_listener_fd(struct sd_listener *l);
-struct sd_qp *sd_soft_accept(struct sd_listener *l, const struct sd_cm_params *params,
-                             int timeout_ms, struct sd_cm_result *result, int *err);
-void sd_soft_listener_close(struct sd_listener *l);
+/* ---- the provider's connection-manager operations (types from provider.h) ---- */
+sd_connect_fn sd_soft_connect;
+sd_listen_fn sd_soft_listen;
+sd_listener_fd_fn sd_soft_listener_fd;
+sd_accept_fn sd_soft_accept;
+sd_listener_close_fn sd_soft_listener_close;
 /* The address the listener's socket is bound to (the port the kernel chose when
  * listen() asked for 0); listener_fd() is no socket. 0 or -errno. */
 int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len);

@@ -53,8 +53,8 @@ int sd_soft_mem_check_local(const struct sd_soft_mem *m, const struct sd_sge *sg
 /* Remote invalidation (RFC 5040 6.3.1): 0, or -1 when stag is no valid remote STag. */
 int sd_soft_mem_invalidate(struct sd_soft_mem *m, uint32_t stag);
 void sd_soft_mem_free(struct sd_soft_mem *m);
-int sd_soft_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
-int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr);
+sd_reg_mr_fn sd_soft_reg_mr;
+sd_dereg_mr_fn sd_soft_dereg_mr;
 
 /* ---- queue elements ---- */
 struct sd_soft_swr {          /* send queue: Send, Send with Invalidate, Write, Read */
@@ -147,15 +147,12 @@ struct sd_qp {
 /* Queues a completion and returns it for extra fields (NULL when out of memory). */
 struct sd_wc *sd_soft_cq_push(struct sd_qp *qp, uint64_t wr_id, enum sd_wc_opcode op,
                               enum sd_wc_status status, uint32_t byte_len);
-int sd_soft_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max);
+sd_poll_cq_fn sd_soft_poll_cq;
 
 /* ---- transmit (soft_tx.c) ---- */
-int sd_soft_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
-                      uint32_t invalidate_rkey, int signaled);
-int sd_soft_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                       uint32_t rkey, uint64_t raddr);
-int sd_soft_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                      uint32_t rkey, uint64_t raddr);
+sd_post_send_fn sd_soft_post_send;
+sd_post_write_fn sd_soft_post_write;
+sd_post_read_fn sd_soft_post_read;
 /* Segments queued work into FPDUs and writes them until the socket is full. */
 void sd_soft_tx_progress(struct sd_qp *qp);
 int sd_soft_tx_pending(const struct sd_qp *qp);
@@ -173,7 +170,7 @@ void sd_soft_tx_abort(struct sd_qp *qp, const uint8_t *term, size_t term_len,
 int sd_soft_tx_drain_tail(struct sd_qp *qp);
 
 /* ---- receive (soft_rx.c) ---- */
-int sd_soft_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
+sd_post_recv_fn sd_soft_post_recv;
 void sd_soft_rx_progress(struct sd_qp *qp);
 
 /* ---- life cycle (soft_provider.c) ---- */

@@ -90,31 +90,24 @@ void sd_verbs_wc_fill(const struct ibv_wc *in, const struct sd_verbs_wr *wr, int
                       struct sd_wc *out);
 int sd_verbs_access_flags(int sd_access);
 
-/* The provider's entry points, one file per concern. */
-struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
-                               const struct sd_cm_params *params, int timeout_ms,
-                               struct sd_cm_result *result, int *err);
-struct sd_listener *sd_verbs_listen(const struct sockaddr *addr, socklen_t addrlen,
-                                    const struct sd_listen_params *lp, int *err);
-int sd_verbs_listener_fd(struct sd_listener *l);
-int sd_verbs_listener_addr(struct sd_listener *l, struct sockaddr_storage *addr, socklen_t *len);
-struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *params,
-                              int timeout_ms, struct sd_cm_result *result, int *err);
-void sd_verbs_listener_close(struct sd_listener *l);
-int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr);
-int sd_verbs_dereg_mr(struct sd_qp *qp, struct sd_mr *mr);
-int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge);
-int sd_verbs_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge, int nsge,
-                       uint32_t invalidate_rkey, int signaled);
-int sd_verbs_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                        uint32_t rkey, uint64_t raddr);
-int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
-                       uint32_t rkey, uint64_t raddr);
-int sd_verbs_fd(struct sd_qp *qp);
-int sd_verbs_poll_events(struct sd_qp *qp);
-int sd_verbs_progress(struct sd_qp *qp);
-int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max);
-void sd_verbs_disconnect(struct sd_qp *qp);
-void sd_verbs_destroy(struct sd_qp *qp);
+/* The provider's entry points (types from provider.h), one file per concern. */
+sd_connect_fn sd_verbs_connect;
+sd_listen_fn sd_verbs_listen;
+sd_listener_fd_fn sd_verbs_listener_fd;
+sd_listener_addr_fn sd_verbs_listener_addr;
+sd_accept_fn sd_verbs_accept;
+sd_listener_close_fn sd_verbs_listener_close;
+sd_reg_mr_fn sd_verbs_reg_mr;
+sd_dereg_mr_fn sd_verbs_dereg_mr;
+sd_post_recv_fn sd_verbs_post_recv;
+sd_post_send_fn sd_verbs_post_send;
+sd_post_write_fn sd_verbs_post_write;
+sd_post_read_fn sd_verbs_post_read;
+sd_fd_fn sd_verbs_fd;
+sd_poll_events_fn sd_verbs_poll_events;
+sd_progress_fn sd_verbs_progress;
+sd_poll_cq_fn sd_verbs_poll_cq;
+sd_disconnect_fn sd_verbs_disconnect;
+sd_destroy_fn sd_verbs_destroy;
 
 #endif
