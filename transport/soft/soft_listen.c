@@ -8,6 +8,7 @@
 #include "soft_pending.h"
 #include "log.h"
 #include "sd_clock.h"
+#include "sd_libc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -77,7 +78,8 @@ struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrle
     l->handshake_ms = handshake_ms();
     if (!e && l->handshake_ms < 0)
         e = l->handshake_ms;
-    if (!e && (l->fd < 0 || setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+    if (!e && (l->fd < 0 ||
+               sd_libc()->setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
                bind(l->fd, addr, addrlen) || listen(l->fd, backlog)))
         e = -errno;
     if (!e && ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
@@ -98,7 +100,7 @@ int sd_soft_listener_fd(struct sd_listener *l) { return l->epfd; }
 
 int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len)
 {
-    return getsockname(l->fd, addr, len) == 0 ? 0 : -errno;
+    return sd_libc()->getsockname(l->fd, addr, len) == 0 ? 0 : -errno;
 }
 
 /* Takes pending[i] out of the listener (the caller then answers or drops it). */
