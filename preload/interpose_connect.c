@@ -2,7 +2,7 @@
  * shim_tunnel_connect decides so, else the real connect with the same arguments. */
 #include <sys/socket.h>
 
-#include "shim_symbols.h"
+#include "sd_libc.h"
 #include "shim_tunnel.h"
 
 int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
@@ -11,5 +11,5 @@ int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 
     if (shim_tunnel_connect(fd, addr.__sockaddr__, len, &rc))
         return rc;
-    return shim_real()->connect(fd, addr.__sockaddr__, len);
+    return sd_libc()->connect(fd, addr.__sockaddr__, len);
 }

@@ -2,8 +2,8 @@
  * address the program connected to. */
 #include <sys/socket.h>
 
+#include "sd_libc.h"
 #include "shim_names.h"
-#include "shim_symbols.h"
 
 int getpeername(int fd, __SOCKADDR_ARG addr, socklen_t *__restrict len)
 {
@@ -11,5 +11,5 @@ int getpeername(int fd, __SOCKADDR_ARG addr, socklen_t *__restrict len)
 
     if (shim_names_get(fd, SHIM_NAME_PEER, addr.__sockaddr__, len, &rc))
         return rc;
-    return shim_real()->getpeername(fd, addr.__sockaddr__, len);
+    return sd_libc()->getpeername(fd, addr.__sockaddr__, len);
 }

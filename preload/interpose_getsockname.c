@@ -2,8 +2,8 @@
  * local address (the RDMA connection's), never its AF_UNIX one. */
 #include <sys/socket.h>
 
+#include "sd_libc.h"
 #include "shim_names.h"
-#include "shim_symbols.h"
 
 int getsockname(int fd, __SOCKADDR_ARG addr, socklen_t *__restrict len)
 {
@@ -11,5 +11,5 @@ int getsockname(int fd, __SOCKADDR_ARG addr, socklen_t *__restrict len)
 
     if (shim_names_get(fd, SHIM_NAME_LOCAL, addr.__sockaddr__, len, &rc))
         return rc;
-    return shim_real()->getsockname(fd, addr.__sockaddr__, len);
+    return sd_libc()->getsockname(fd, addr.__sockaddr__, len);
 }

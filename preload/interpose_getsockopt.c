@@ -2,8 +2,8 @@
  * sockets (see shim_sockopt.c); everything else is the real call. */
 #include <sys/socket.h>
 
+#include "sd_libc.h"
 #include "shim_sockopt.h"
-#include "shim_symbols.h"
 
 int getsockopt(int fd, int level, int name, void *__restrict val, socklen_t *__restrict len)
 {
@@ -11,5 +11,5 @@ int getsockopt(int fd, int level, int name, void *__restrict val, socklen_t *__r
 
     if (shim_sockopt_get(fd, level, name, val, len, &rc))
         return rc;
-    return shim_real()->getsockopt(fd, level, name, val, len);
+    return sd_libc()->getsockopt(fd, level, name, val, len);
 }

@@ -2,8 +2,8 @@
  * options (see shim_sockopt.c); everything else is the real call. */
 #include <sys/socket.h>
 
+#include "sd_libc.h"
 #include "shim_sockopt.h"
-#include "shim_symbols.h"
 
 int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
@@ -11,5 +11,5 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 
     if (shim_sockopt_set(fd, level, name, val, len, &rc))
         return rc;
-    return shim_real()->setsockopt(fd, level, name, val, len);
+    return sd_libc()->setsockopt(fd, level, name, val, len);
 }

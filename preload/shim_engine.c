@@ -13,7 +13,7 @@
 
 #include "log.h"
 #include "sd_loop.h"
-#include "shim_symbols.h"
+#include "shim_guard.h"
 #include "smbd_bridge.h"
 
 struct shim_tunnel_job {
@@ -58,7 +58,7 @@ static void *engine_main(void *arg)
     struct sd_loop *loop = arg;
     int rc;
 
-    shim_guard_enter(); /* every socket call on this thread is the engine's own */
+    shim_guard_enter(); /* safety net: a connect on this thread is the engine's own */
     rc = sd_loop_run(loop);
     sd_error("engine loop stopped (%s): open SMB Direct tunnels of this process are dead",
              strerror(rc < 0 ? -rc : EIO));

@@ -9,8 +9,8 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
+#include "sd_libc.h"
 #include "shim_fdtable.h"
-#include "shim_symbols.h"
 
 struct shim_opt_default {
     int level, name, value;
@@ -151,7 +151,7 @@ int shim_sockopt_set(int fd, int level, int name, const void *val, socklen_t len
 
 void shim_sockopt_carry(int from, int to)
 {
-    const struct shim_real_calls *real = shim_real();
+    const struct sd_libc *libc = sd_libc();
 
     for (size_t i = 0; i < sizeof(opt_defaults) / sizeof(opt_defaults[0]); i++) {
         const struct shim_opt_default *d = &opt_defaults[i];
@@ -160,7 +160,7 @@ void shim_sockopt_carry(int from, int to)
 
         if (d->level == IPPROTO_TCP && d->name == TCP_MAXSEG)
             continue; /* measured on a connection, not chosen by the program */
-        if (real->getsockopt(from, d->level, d->name, &value, &len) == 0 &&
+        if (libc->getsockopt(from, d->level, d->name, &value, &len) == 0 &&
             len == sizeof(value) && value != d->value)
             shim_fdtable_set_opt(to, d->level, d->name, value);
     }

@@ -16,11 +16,12 @@
 
 #include "log.h"
 #include "sd_addr.h"
+#include "sd_libc.h"
 #include "shim_config.h"
 #include "shim_engine.h"
 #include "shim_fdtable.h"
+#include "shim_guard.h"
 #include "shim_sockopt.h"
-#include "shim_symbols.h"
 #include "smbd_link.h"
 
 
@@ -53,19 +54,19 @@ static void set_inet_port(struct sockaddr_storage *ss, unsigned port)
  * connected or connecting is left to the kernel (EISCONN, EALREADY...). */
 static int is_fresh_tcp_socket(int fd)
 {
-    const struct shim_real_calls *real = shim_real();
+    const struct sd_libc *libc = sd_libc();
     int type = 0, proto = 0;
     socklen_t l = sizeof(type);
     struct tcp_info ti;
 
-    if (real->getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
+    if (libc->getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
         return 0;
     l = sizeof(proto);
-    if (real->getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 || proto != IPPROTO_TCP)
+    if (libc->getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 || proto != IPPROTO_TCP)
         return 0;
     l = sizeof(ti);
     memset(&ti, 0, sizeof(ti));
-    if (real->getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || ti.tcpi_state != TCP_CLOSE)
+    if (libc->getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0 || ti.tcpi_state != TCP_CLOSE)
         return 0;
     return 1;
 }
@@ -110,7 +111,7 @@ static int dial(const struct shim_config *cfg, const struct sockaddr *addr, sock
     memset(&dst, 0, sizeof(dst));
     memcpy(&dst, addr, inet_len(addr->sa_family));
     len = inet_len(addr->sa_family);
-    shim_guard_enter(); /* the provider's own sockets must not come back here */
+    shim_guard_enter(); /* safety net: connects by libraries under the provider pass through */
     rc = pick_provider((struct sockaddr *)&dst, len, &o.provider, &is_iwarp);
     res->provider = rc == 0 ? o.provider->name : "none";
     res->rdma_port = pm_rdma_port(&cfg->set.portmap, (uint16_t)inet_port(addr, len), is_iwarp);
@@ -130,12 +131,12 @@ static int dial(const struct shim_config *cfg, const struct sockaddr *addr, sock
  * the engine, and throughput follows how much it can hold. */
 static void grow_buffers(int fd, int bytes)
 {
-    const struct shim_real_calls *real = shim_real();
+    const struct sd_libc *libc = sd_libc();
 
-    if (real->setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)) < 0)
-        real->setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
-    if (real->setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0)
-        real->setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+    if (libc->setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)) < 0)
+        libc->setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+    if (libc->setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0)
+        libc->setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
 /* Socket options the program may have set before connect() that change how its
@@ -143,27 +144,27 @@ static void grow_buffers(int fd, int bytes)
 static void carry_socket_options(int from, int to)
 {
     static const int names[] = { SO_RCVTIMEO, SO_SNDTIMEO, SO_LINGER, SO_KEEPALIVE };
-    const struct shim_real_calls *real = shim_real();
+    const struct sd_libc *libc = sd_libc();
     char val[sizeof(struct timeval) > sizeof(struct linger) ? sizeof(struct timeval)
                                                             : sizeof(struct linger)];
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         socklen_t l = sizeof(val);
-        if (real->getsockopt(from, SOL_SOCKET, names[i], val, &l) == 0)
-            real->setsockopt(to, SOL_SOCKET, names[i], val, l);
+        if (libc->getsockopt(from, SOL_SOCKET, names[i], val, &l) == 0)
+            libc->setsockopt(to, SOL_SOCKET, names[i], val, l);
     }
 }
 
 static void describe_local(int fd, struct smbd_link *link, int family, struct shim_fd_info *in)
 {
     const struct sd_cm_result *cm = smbd_link_cm(link);
-    const struct shim_real_calls *real = shim_real();
+    const struct sd_libc *libc = sd_libc();
     socklen_t l = sizeof(in->local);
 
     in->local_len = inet_len(family);
     if (cm && cm->local.ss_family == family) {
         memcpy(&in->local, &cm->local, in->local_len);
-    } else if (real->getsockname(fd, (struct sockaddr *)&in->local, &l) < 0 ||
+    } else if (libc->getsockname(fd, (struct sockaddr *)&in->local, &l) < 0 ||
                in->local.ss_family != family) {
         memset(&in->local, 0, sizeof(in->local));
         in->local.ss_family = (sa_family_t)family;
@@ -238,7 +239,7 @@ static int fall_back(int fd, const struct shim_config *cfg, const struct sockadd
              said ? "" : what);
     if (cfg->set.fallback == SD_FALLBACK_TCP) {
         sd_warn("%s; using TCP instead (SMBDIRECT_FALLBACK=tcp)", reason);
-        return shim_real()->connect(fd, addr, len);
+        return sd_libc()->connect(fd, addr, len);
     }
     sd_error("%s; connect() fails (SMBDIRECT_FALLBACK=none)", reason);
     errno = -err;

@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "sd_buf.h"
+#include "sd_libc.h"
 #include "smbd_framer.h"
 #include "smbd_link_int.h"
 
@@ -129,7 +130,7 @@ static void bridge_close_stream(struct smbd_bridge *b)
     if (b->end_err != 0 && b->is_tcp) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
 
-        setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        sd_libc()->setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     } else if (b->end_err != 0 && (d = malloc(sizeof(*d))) != NULL) {
         d->loop = b->loop;
         d->fd = b->fd;
@@ -403,7 +404,7 @@ static void bridge_stream_cb(void *ctx, int revents)
         int soerr = 0;
         socklen_t sl = sizeof(soerr);
 
-        getsockopt(b->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        sd_libc()->getsockopt(b->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
         bridge_fail(b, soerr ? -soerr : -EIO, "stream error: %s",
                     strerror(soerr ? soerr : EIO));
         return;
@@ -488,7 +489,7 @@ static int stream_is_tcp(int fd)
     int domain = 0;
     socklen_t sl = sizeof(domain);
 
-    return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == 0 &&
+    return sd_libc()->getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == 0 &&
            (domain == AF_INET || domain == AF_INET6);
 }
 

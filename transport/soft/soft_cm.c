@@ -7,6 +7,7 @@
 #include "soft_qp.h"
 #include "log.h"
 #include "sd_clock.h"
+#include "sd_libc.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -94,7 +95,7 @@ static int read_reply(int fd, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], int64_t deadli
 void sd_soft_tune_socket(int fd)
 {
     int one = 1;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
+    if (sd_libc()->setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0)
         sd_debug("soft-iWARP: TCP_NODELAY: %s", strerror(errno));
 }
 
@@ -110,9 +111,9 @@ void sd_soft_fill_result(int fd, const struct sd_soft_mpa_result *neg, struct sd
     if (neg->app_pd_len)
         memcpy(out->peer_private_data, neg->app_pd, neg->app_pd_len);
     socklen_t l = sizeof(out->local);
-    getsockname(fd, (struct sockaddr *)&out->local, &l);
+    sd_libc()->getsockname(fd, (struct sockaddr *)&out->local, &l);
     l = sizeof(out->peer);
-    getpeername(fd, (struct sockaddr *)&out->peer, &l);
+    sd_libc()->getpeername(fd, (struct sockaddr *)&out->peer, &l);
 }
 
 static struct sd_qp *fail(int fd, int *err, int e)
@@ -143,7 +144,7 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fail(-1, err, -errno);
-    if (connect(fd, addr, addrlen) != 0) {
+    if (sd_libc()->connect(fd, addr, addrlen) != 0) {
         if (errno != EINPROGRESS)
             return fail(fd, err, -errno);
         int r = wait_fd(fd, POLLOUT, deadline);
@@ -151,7 +152,7 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
             return fail(fd, err, r);
         int soerr = 0;
         socklen_t sl = sizeof(soerr);
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        sd_libc()->getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
         if (soerr)
             return fail(fd, err, -soerr);
     }

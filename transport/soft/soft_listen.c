@@ -8,6 +8,7 @@
 #include "soft_pending.h"
 #include "log.h"
 #include "sd_clock.h"
+#include "sd_libc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -53,7 +54,8 @@ struct sd_listener *sd_soft_listen(const struct sockaddr *addr, socklen_t addrle
     l->epfd = l->tfd = -1;
     l->fd = !e ? socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
     l->handshake_ms = !e ? lp->handshake_ms : 0;
-    if (!e && (l->fd < 0 || setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+    if (!e && (l->fd < 0 ||
+               sd_libc()->setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
                bind(l->fd, addr, addrlen) || listen(l->fd, lp->backlog)))
         e = -errno;
     if (!e && ((l->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
@@ -74,7 +76,7 @@ int sd_soft_listener_fd(struct sd_listener *l) { return l->epfd; }
 
 int sd_soft_listener_addr(struct sd_listener *l, struct sockaddr *addr, socklen_t *len)
 {
-    return getsockname(l->fd, addr, len) == 0 ? 0 : -errno;
+    return sd_libc()->getsockname(l->fd, addr, len) == 0 ? 0 : -errno;
 }
 
 /* Takes pending[i] out of the listener (the caller then answers or drops it). */

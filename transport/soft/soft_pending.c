@@ -4,6 +4,7 @@
 #include "soft_cm.h"
 #include "soft_qp.h"
 #include "log.h"
+#include "sd_libc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ struct sd_soft_pending *sd_soft_pending_new(int fd, int64_t deadline)
     p->deadline = deadline;
     p->pd_len = -1;
     p->have = 0;
-    if (getpeername(fd, (struct sockaddr *)&peer, &pl) == 0)
+    if (sd_libc()->getpeername(fd, (struct sockaddr *)&peer, &pl) == 0)
         sd_addr_format((struct sockaddr *)&peer, p->peer, sizeof(p->peer));
     else
         snprintf(p->peer, sizeof(p->peer), "an unknown peer");

@@ -6,6 +6,7 @@
 #include "soft_cm.h"
 #include "log.h"
 #include "sd_clock.h"
+#include "sd_libc.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,7 +41,7 @@ struct sd_qp *sd_soft_qp_create(int fd, int responder, int crc, uint32_t ird, ui
     /* RFC 5044 5 (MULPDU): one FPDU per TCP segment, as siw does. */
     int mss = 0;
     socklen_t sl = sizeof(mss);
-    if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl) != 0 || mss <= 0)
+    if (sd_libc()->getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl) != 0 || mss <= 0)
         mss = MPA_MAX_ULPDU;
     qp->max_fpdu = mss < SD_SOFT_MIN_FPDU ? SD_SOFT_MIN_FPDU : (uint32_t)mss;
     sd_debug("soft-iWARP: connection up: crc %d, ird %u, ord %u, max FPDU %u", crc, ird, ord,

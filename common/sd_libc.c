@@ -1,14 +1,13 @@
-/* preload/shim_symbols.c — resolves the real socket calls once (pthread_once +
- * dlsym(RTLD_NEXT), no symbol versions) and keeps the per-thread recursion guard. */
-#include "shim_symbols.h"
+/* common/sd_libc.c — resolves libc's socket calls once (pthread_once +
+ * dlsym(RTLD_NEXT), no symbol versions); see sd_libc.h. */
+#include "sd_libc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 
-static struct shim_real_calls real_calls;
-static pthread_once_t real_once = PTHREAD_ONCE_INIT;
-static _Thread_local int guard_depth;
+static struct sd_libc calls;
+static pthread_once_t calls_once = PTHREAD_ONCE_INIT;
 
 static int missing_connect(int fd, const struct sockaddr *a, socklen_t l)
 {
@@ -43,9 +42,9 @@ static int missing_setsockopt(int fd, int lv, int n, const void *v, socklen_t l)
 #define RESOLVE(field, fallback)                                                              \
     do {                                                                                      \
         void *p = dlsym(RTLD_NEXT, #field);                                                   \
-        real_calls.field = fallback;                                                          \
+        calls.field = fallback;                                                               \
         if (p)                                                                                \
-            *(void **)&real_calls.field = p;                                                  \
+            *(void **)&calls.field = p;                                                       \
     } while (0)
 
 static void resolve_all(void)
@@ -57,12 +56,8 @@ static void resolve_all(void)
     RESOLVE(setsockopt, missing_setsockopt);
 }
 
-const struct shim_real_calls *shim_real(void)
+const struct sd_libc *sd_libc(void)
 {
-    pthread_once(&real_once, resolve_all);
-    return &real_calls;
+    pthread_once(&calls_once, resolve_all);
+    return &calls;
 }
-
-int shim_guard_active(void) { return guard_depth > 0; }
-void shim_guard_enter(void) { guard_depth++; }
-void shim_guard_leave(void) { guard_depth--; }

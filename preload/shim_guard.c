@@ -1,0 +1,8 @@
+/* preload/shim_guard.c — the per-thread guard depth (see shim_guard.h). */
+#include "shim_guard.h"
+
+static _Thread_local int guard_depth;
+
+int shim_guard_active(void) { return guard_depth > 0; }
+void shim_guard_enter(void) { guard_depth++; }
+void shim_guard_leave(void) { guard_depth--; }

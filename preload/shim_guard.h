@@ -1,0 +1,14 @@
+/* preload/shim_guard.h — a per-thread mark on the shim's own work (dialing, the engine
+ * thread): an interposed connect() made there goes straight to libc. A safety net,
+ * not the mechanism: the shim and the core call libc through sd_libc and never reach
+ * the interposers; the guard covers the libraries they call into (rdma-core, libnl,
+ * the resolver), whose socket calls do. */
+#ifndef SMBDIRECT_SHIM_GUARD_H
+#define SMBDIRECT_SHIM_GUARD_H
+
+/* 1 when the calling thread is inside the shim's own work. */
+int shim_guard_active(void);
+void shim_guard_enter(void);
+void shim_guard_leave(void);
+
+#endif
