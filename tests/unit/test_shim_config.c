@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "shim_config.h"
+#include "th_stderr.h"
 
 static const char *const all_vars[] = {
     "SMBDIRECT_TRANSPORT", "SMBDIRECT_PORTS", "SMBDIRECT_PORTMAP", "SMBDIRECT_FALLBACK",
@@ -48,19 +49,12 @@ static void load_ok(struct shim_config *cfg, const char *var, const char *value)
  * its error line would otherwise land in the test output). */
 static int load_capturing(struct shim_config *cfg, char *log, size_t loglen)
 {
-    FILE *tmp = tmpfile();
-    int saved_stderr = dup(STDERR_FILENO), rc;
-    size_t n;
+    struct th_stderr c;
+    int rc;
 
-    assert_non_null(tmp);
-    dup2(fileno(tmp), STDERR_FILENO);
+    th_stderr_begin(&c);
     rc = shim_config_load(cfg);
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    rewind(tmp);
-    n = fread(log, 1, loglen - 1, tmp);
-    log[n] = '\0';
-    fclose(tmp);
+    th_stderr_end(&c, log, loglen);
     return rc;
 }
 

@@ -19,6 +19,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "th_stderr.h"
+
 static struct sockaddr_in loopback(uint16_t port)
 {
     struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -30,20 +32,13 @@ static struct sockaddr_in loopback(uint16_t port)
 /* connect() with stderr captured into out. Returns connect's result, errno kept. */
 static int connect_capturing(int fd, const void *addr, socklen_t len, char *out, size_t outlen)
 {
-    FILE *tmp = tmpfile();
-    int saved_stderr = dup(STDERR_FILENO), rc, err;
-    size_t n;
+    struct th_stderr c;
+    int rc, err;
 
-    assert_non_null(tmp);
-    dup2(fileno(tmp), STDERR_FILENO);
+    th_stderr_begin(&c);
     rc = connect(fd, addr, len);
     err = errno;
-    dup2(saved_stderr, STDERR_FILENO);
-    close(saved_stderr);
-    rewind(tmp);
-    n = fread(out, 1, outlen - 1, tmp);
-    out[n] = '\0';
-    fclose(tmp);
+    th_stderr_end(&c, out, outlen);
     errno = err;
     return rc;
 }

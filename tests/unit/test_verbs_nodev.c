@@ -17,9 +17,10 @@
 
 #include <cmocka.h>
 
-#include "sd_clock.h"
 #include "log.h"
 #include "provider.h"
+#include "sd_clock.h"
+#include "th_stderr.h"
 
 #define FAST_MS 2000        /* "fails fast" */
 #define CALL_TIMEOUT_MS 10000 /* what the calls are allowed; a wait would show */
@@ -38,36 +39,6 @@ static int sysfs_device_count(void)
             n++;
     closedir(d);
     return n;
-}
-
-/* Captures stderr (the log) into a temporary file between begin and end. */
-struct capture {
-    int saved, file;
-};
-
-static void capture_begin(struct capture *c)
-{
-    char path[] = "/tmp/test_verbs_nodev.XXXXXX";
-
-    fflush(stderr);
-    c->file = mkstemp(path);
-    assert_true(c->file >= 0);
-    unlink(path);
-    c->saved = dup(2);
-    assert_true(c->saved >= 0);
-    assert_int_equal(dup2(c->file, 2), 2);
-}
-
-static void capture_end(struct capture *c, char *out, size_t outlen)
-{
-    ssize_t n;
-
-    fflush(stderr);
-    dup2(c->saved, 2);
-    close(c->saved);
-    n = pread(c->file, out, outlen - 1, 0);
-    out[n > 0 ? n : 0] = '\0';
-    close(c->file);
 }
 
 static void assert_soft_hint(const char *log)
@@ -109,7 +80,7 @@ static void test_connect_fails_fast(void **state)
     struct sockaddr_in dst = loopback(5445);
     struct sd_cm_params p = { .ird = 8, .ord = 8, .smbd_ird_ord_header = 1 };
     struct sd_cm_result r;
-    struct capture c;
+    struct th_stderr c;
     char log[2048];
     int err = 12345;
     long long t0;
@@ -117,12 +88,12 @@ static void test_connect_fails_fast(void **state)
 
     (void)state;
     REQUIRE_NO_DEVICE();
-    capture_begin(&c);
+    th_stderr_begin(&c);
     t0 = (long long)sd_now_ms();
     qp = sd_verbs_provider.connect((struct sockaddr *)&dst, sizeof(dst), &p, CALL_TIMEOUT_MS, &r,
                                    &err);
     t0 = (long long)sd_now_ms() - t0;
-    capture_end(&c, log, sizeof(log));
+    th_stderr_end(&c, log, sizeof(log));
     assert_null(qp);
     assert_int_equal(err, -ENODEV);
     assert_true(t0 < FAST_MS);
@@ -132,7 +103,7 @@ static void test_connect_fails_fast(void **state)
 static void test_listen_fails_fast(void **state)
 {
     struct sockaddr_in any = loopback(0);
-    struct capture c;
+    struct th_stderr c;
     char log[2048];
     int err = 12345;
     long long t0;
@@ -140,12 +111,12 @@ static void test_listen_fails_fast(void **state)
 
     (void)state;
     REQUIRE_NO_DEVICE();
-    capture_begin(&c);
+    th_stderr_begin(&c);
     t0 = (long long)sd_now_ms();
     l = sd_verbs_provider.listen((struct sockaddr *)&any, sizeof(any),
                                  &(struct sd_listen_params){ 16, 5000 }, &err);
     t0 = (long long)sd_now_ms() - t0;
-    capture_end(&c, log, sizeof(log));
+    th_stderr_end(&c, log, sizeof(log));
     assert_null(l);
     assert_int_equal(err, -ENODEV);
     assert_true(t0 < FAST_MS);
@@ -155,18 +126,18 @@ static void test_listen_fails_fast(void **state)
 static void test_is_iwarp_fails_fast(void **state)
 {
     struct sockaddr_in dst = loopback(445);
-    struct capture c;
+    struct th_stderr c;
     char log[2048];
     long long t0;
     int rc;
 
     (void)state;
     REQUIRE_NO_DEVICE();
-    capture_begin(&c);
+    th_stderr_begin(&c);
     t0 = (long long)sd_now_ms();
     rc = sd_verbs_provider.is_iwarp((struct sockaddr *)&dst, sizeof(dst));
     t0 = (long long)sd_now_ms() - t0;
-    capture_end(&c, log, sizeof(log));
+    th_stderr_end(&c, log, sizeof(log));
     assert_int_equal(rc, -ENODEV);
     assert_true(t0 < FAST_MS);
     assert_soft_hint(log);
