@@ -55,13 +55,27 @@ rping_pair() {
     rping_pair "$VM_RXE_IP"
 }
 
-@test "ucmatose connects, transfers and disconnects over kernel siw" {
+# ucmatose_round — one ucmatose server + client pair over kernel siw; sets status/output.
+ucmatose_round() {
     timeout 90 ucmatose -b "$VM_SIW_IP" -C 10 >/tmp/ucmatose-server.log 2>&1 3>&- &
-    local server=$! server_rc=0
+    local server=$!
     vm_wait_rdma_listen 7471
     run timeout 60 ucmatose -s "$VM_SIW_IP" -C 10
+    server_rc=0
     wait "$server" || server_rc=$?
     echo "$output"; cat /tmp/ucmatose-server.log
+}
+
+# Under qemu's emulation kernel siw now and then refuses one of the ten connects
+# (RDMA_CM_EVENT_CONNECT_ERROR -22, seen once in a CI-like run, gone on rerun): that
+# alone earns one more round; any other failure, or a second one, fails.
+@test "ucmatose connects, transfers and disconnects over kernel siw" {
+    local server_rc
+    ucmatose_round
+    if [ "$status" -ne 0 ] && [[ "$output" == *RDMA_CM_EVENT_CONNECT_ERROR* ]]; then
+        echo "# kernel siw refused a connect; one more round"
+        ucmatose_round
+    fi
     [ "$status" -eq 0 ]
     [ "$server_rc" -eq 0 ]
     [[ "$output" == *"test complete"* ]]
