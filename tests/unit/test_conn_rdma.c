@@ -203,6 +203,43 @@ static void test_invalidated_token_reported(void **state)
     th_end_free(&e);
 }
 
+/* 3.1.4.2 / 3.1.5.4: a message sent with a token to invalidate carries it on exactly
+ * one fragment, its first; the peer reports it once, before delivering the message. */
+static void test_send_invalidate_rides_the_first_fragment(void **state)
+{
+    struct th_end a, b;
+    uint8_t region[512], msg[3000];
+    struct smbd_buffer_desc d;
+    struct smbd_registration *reg;
+    struct iovec iov = { msg, sizeof(msg) };
+    size_t n, sends = 0;
+
+    (void)state;
+    memset(msg, 0x5a, sizeof(msg));
+    th_pair_establish(&a, &b, NULL, NULL, 11);
+    assert_int_equal(smbd_conn_register_buffer(b.conn, region, sizeof(region),
+                                               SMBD_REG_PEER_WRITE, &reg, &d, 1, &n), 0);
+    assert_int_equal(smbd_conn_send_invalidate(a.conn, &iov, 1, 0, 0), -EINVAL);
+    fake_set_record(a.qp, 1);
+    assert_int_equal(smbd_conn_send_invalidate(a.conn, &iov, 1, d.token, 0), 0);
+    th_settle(&a, &b, 0);
+    for (size_t i = 0; i < fake_sent_count(a.qp); i++) {
+        const struct fake_sent *s = fake_sent_get(a.qp, i);
+
+        if (sd_le32(s->data + 16) == 0) /* credit-only message */
+            continue;
+        assert_int_equal(s->invalidate_rkey, sends == 0 ? d.token : 0);
+        sends++;
+    }
+    assert_true(sends >= 3); /* 3000 bytes at MaxSendSize 1364: three fragments */
+    assert_int_equal(b.ninvalidated, 1);
+    assert_int_equal(b.invalidated[0], d.token);
+    assert_int_equal(b.delivered, 1);
+    assert_int_equal(smbd_conn_deregister_buffer(b.conn, reg), 0);
+    th_end_free(&a);
+    th_end_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_rdma_argument_checks),
         cmocka_unit_test(test_write_without_rights_fails),
         cmocka_unit_test(test_invalidated_token_reported),
+        cmocka_unit_test(test_send_invalidate_rides_the_first_fragment),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,6 +123,11 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms);
  * larger than MaxFragmentedSendSize (a local error, the connection stays up),
  * -ENOTCONN when not established/terminated. len 0 sends an empty message. */
 int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms);
+/* The same with a Send with Invalidate of the peer's token (3.1.4.2: "an optional remote
+ * memory token to be invalidated on the receiving peer"), e.g. a server answering an
+ * SMB2 READ or WRITE with Channel RDMA_V1_INVALIDATE. token must not be 0. */
+int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int iovcnt,
+                              uint32_t token, uint64_t now_ms);
 /* Bytes accepted by smbd_conn_send and not yet handed to the provider. */
 size_t smbd_conn_send_queued(const struct smbd_conn *c);
 void smbd_conn_set_send_low_water(struct smbd_conn *c, size_t bytes);

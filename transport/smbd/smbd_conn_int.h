@@ -40,6 +40,7 @@ struct smbd_send_slot {
     uint64_t seq;                 /* posting order, for batched completions */
     uint32_t data_len;            /* payload bytes at SMBD_DATA_OFFSET */
     uint32_t remaining;           /* RemainingDataLength of this fragment */
+    uint32_t invalidate;          /* token to invalidate at the peer (Send with Invalidate), 0: none */
 };
 
 /* One registered allocation of send slots; the first one lives for the connection,

@@ -17,7 +17,7 @@ int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, 
     smbd_fifo_push(&c->in_flight, s); /* reclaimed by a later completion or CONN_LOST */
     c->provider_requests++;
     return c->ops->post_send(c->qp, (uint64_t)SMBD_WR_SEND << SMBD_WR_KIND_SHIFT | s->seq,
-                             &sge, 1, 0, signaled);
+                             &sge, 1, s->invalidate, signaled);
 }
 
 void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
@@ -136,7 +136,10 @@ static void iov_take(const struct iovec *iov, int *vi, size_t *vo, uint8_t *dst,
     }
 }
 
-int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms)
+/* 3.1.4.2 / 3.1.5.4: the message in fragments; a token to invalidate rides on exactly
+ * one of them, the first, so the peer learns it before the message is delivered. */
+static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint32_t invalidate,
+                     uint64_t now_ms)
 {
     size_t total = 0, left, frag;
     uint32_t nfrag;
@@ -166,6 +169,8 @@ int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uin
         left -= n;
         s->data_len = (uint32_t)n;
         s->remaining = (uint32_t)left; /* 3.1.5.4: bytes not yet sent after this one */
+        if (i == 0)
+            s->invalidate = invalidate;
         smbd_fifo_push(&c->send_queue, s);
         /* Nothing queued ahead: post while the fragment is still in the cache. */
         if (c->send_queue.head == s && !send_head(c, now_ms) && !smbd_is_live(c))
@@ -177,4 +182,17 @@ int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uin
         c->send_ready_armed = 1;
     smbd_send_pump(c, now_ms);
     return 0;
+}
+
+int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms)
+{
+    return conn_send(c, iov, iovcnt, 0, now_ms);
+}
+
+int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int iovcnt,
+                              uint32_t token, uint64_t now_ms)
+{
+    if (token == 0)
+        return -EINVAL;
+    return conn_send(c, iov, iovcnt, token, now_ms);
 }

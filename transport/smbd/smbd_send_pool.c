@@ -131,6 +131,7 @@ struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms)
     s = ch->free;
     ch->free = s->next;
     s->next = NULL;
+    s->invalidate = 0;
     ch->used++;
     c->slots_free--;
     if (ch != c->chunks)
