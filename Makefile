@@ -17,9 +17,10 @@ INC_COMMON   = -Icommon
 INC_PORTMAP  = $(INC_COMMON) -Iportmap
 INC_PROVIDER = $(INC_COMMON) -Itransport
 INC_SMBD     = $(INC_PROVIDER) -Itransport/smbd
+INC_CHANNEL  = $(INC_SMBD) -Itransport/channel
 INC_BRIDGE   = $(INC_SMBD) -Itransport/bridge
 INC_SETTINGS = $(INC_BRIDGE) -Iportmap -Itransport/settings
-INC_ALL      = $(INC_SETTINGS) -Ipreload
+INC_ALL      = $(INC_SETTINGS) -Itransport/channel -Ipreload
 INCLUDES     = $(INC_ALL)
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -28,8 +29,8 @@ endif
 RDMA_LIBS = -lrdmacm -libverbs
 LIBS      = $(RDMA_LIBS) -lpthread -ldl
 
-CORE_DIRS = common portmap transport transport/smbd transport/bridge transport/settings \
-            transport/soft transport/verbs
+CORE_DIRS = common portmap transport transport/smbd transport/channel transport/bridge \
+            transport/settings transport/soft transport/verbs
 CORE_SRC  = $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 SHIM_SRC  = $(wildcard preload/*.c)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
@@ -51,6 +52,7 @@ $(BUILD)/obj/transport/%.o:          INCLUDES = $(INC_PROVIDER)
 $(BUILD)/obj/transport/soft/%.o:     INCLUDES = $(INC_PROVIDER) -Itransport/soft
 $(BUILD)/obj/transport/verbs/%.o:    INCLUDES = $(INC_PROVIDER) -Itransport/verbs
 $(BUILD)/obj/transport/smbd/%.o:     INCLUDES = $(INC_SMBD)
+$(BUILD)/obj/transport/channel/%.o:  INCLUDES = $(INC_CHANNEL)
 $(BUILD)/obj/transport/bridge/%.o:   INCLUDES = $(INC_BRIDGE)
 $(BUILD)/obj/transport/settings/%.o: INCLUDES = $(INC_SETTINGS)
 
