@@ -18,9 +18,9 @@ INC_PORTMAP  = $(INC_COMMON) -Iportmap
 INC_PROVIDER = $(INC_COMMON) -Itransport
 INC_SMBD     = $(INC_PROVIDER) -Itransport/smbd
 INC_CHANNEL  = $(INC_SMBD) -Itransport/channel
-INC_BRIDGE   = $(INC_SMBD) -Itransport/bridge
+INC_BRIDGE   = $(INC_CHANNEL) -Itransport/bridge
 INC_SETTINGS = $(INC_BRIDGE) -Iportmap -Itransport/settings
-INC_ALL      = $(INC_SETTINGS) -Itransport/channel -Ipreload
+INC_ALL      = $(INC_SETTINGS) -Ipreload
 INCLUDES     = $(INC_ALL)
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "sd_loop.h"
+#include "shim_config.h"
 #include "shim_guard.h"
 #include "smbd_bridge.h"
 
@@ -113,6 +114,12 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
             (unsigned long long)st->smbd.msgs_delivered,
             (unsigned long long)st->smbd.bytes_delivered);
+    if (st->chan.rdma_reads || st->chan.rdma_writes)
+        sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
+                "bytes written by it", (unsigned long long)st->chan.rdma_reads,
+                (unsigned long long)st->chan.rdma_read_bytes,
+                (unsigned long long)st->chan.rdma_writes,
+                (unsigned long long)st->chan.rdma_write_bytes);
     shim_fdtable_tunnel_ended(&job->app_key, err);
     free(job);
 }
@@ -122,7 +129,12 @@ static void start_bridge(void *ctx)
 {
     struct shim_tunnel_job *job = ctx;
 
-    if (!smbd_bridge_start(job->loop, job->link, job->engine_fd, tunnel_ended, job)) {
+    const struct smbd_bridge_opts opts = {
+        .channel = BRIDGE_CHAN_CLIENT,
+        .channel_threshold = shim_config_get()->set.rdma_threshold,
+    };
+
+    if (!smbd_bridge_start(job->loop, job->link, job->engine_fd, &opts, tunnel_ended, job)) {
         sd_error("cannot start the SMB Direct bridge: the tunnel is closed");
         shim_fdtable_tunnel_ended(&job->app_key, -ECONNRESET);
         free(job);

@@ -49,6 +49,8 @@ static const char usage_tail[] =
     "         frag F peer_frag P rw W ird I ord O\n"
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
     "         fragments in F out F, reason TEXT\n"
+    "  relay: conn N channel: rdma_read N ops B bytes (WRITE data), rdma_write N ops B\n"
+    "         bytes (READ data)     (when the SMB2 RDMA read/write channel was used)\n"
     "  relay: conn N failed: TEXT\n"
     "\n"
     "SIGINT or SIGTERM closes every connection and exits 0. Exit status 2 means bad\n"
@@ -124,6 +126,14 @@ static void conn_bridge_ended(void *ctx, const struct smbd_bridge_stats *st, int
             (unsigned long long)s->msgs_sent, (unsigned long long)s->bytes_sent,
             (unsigned long long)s->fragments_received, (unsigned long long)s->fragments_sent,
             st->reason);
+    if (st->chan.rdma_reads || st->chan.rdma_writes)
+        fprintf(stderr,
+                "relay: conn %u channel: rdma_read %llu ops %llu bytes (WRITE data), rdma_write "
+                "%llu ops %llu bytes (READ data)\n",
+                c->id, (unsigned long long)st->chan.rdma_reads,
+                (unsigned long long)st->chan.rdma_read_bytes,
+                (unsigned long long)st->chan.rdma_writes,
+                (unsigned long long)st->chan.rdma_write_bytes);
     if (c->r->log_stats)
         fprintf(stderr,
                 "relay: conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "
@@ -180,7 +190,9 @@ static void backend_connect_done(struct relay_conn *c, int err)
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     conn_print_established(c, k);
-    c->bridge = smbd_bridge_start(r->loop, k, fd, conn_bridge_ended, c);
+    c->bridge = smbd_bridge_start(r->loop, k, fd,
+                                  &(struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER },
+                                  conn_bridge_ended, c);
     if (!c->bridge) {
         conn_failed(c, "cannot start the bridge");
         conn_unlink_free(c);

@@ -33,13 +33,14 @@ cifs_mount() {
 # cifs_umount — unmounts $CIFS_MNT, forcing it when the connection is dead.
 cifs_umount() { umount -f "$CIFS_MNT" 2>/dev/null || umount -l "$CIFS_MNT" 2>/dev/null || true; }
 
-# cifs_copy_both_ways SERVER_DIR LABEL — through the mount, 8 MiB from the server (seeded in
-# SERVER_DIR) and 8 MiB to it; both keep their sha256; notes the rates. Copies are bounded (60 s).
+# cifs_copy_both_ways SERVER_DIR LABEL [MIB] — through the mount, MIB (default 8) MiB from the
+# server (seeded in SERVER_DIR) and as much to it; both keep their sha256; notes the rates.
+# Copies are bounded (60 s).
 cifs_copy_both_ways() {
-    local dir=$1 d t0 t1 t2 rc=0
+    local dir=$1 mib=${3:-8} d t0 t1 t2 rc=0
     d=$(mktemp -d)
-    senv_random_file "$dir/from-server.bin" $((8 * 1024 * 1024)) && chmod 0666 "$dir/from-server.bin"
-    senv_random_file "$d/to-server.bin" $((8 * 1024 * 1024))
+    senv_random_file "$dir/from-server.bin" $((mib * 1024 * 1024)) && chmod 0666 "$dir/from-server.bin"
+    senv_random_file "$d/to-server.bin" $((mib * 1024 * 1024))
     t0=$(senv_now)
     timeout 60 cp "$CIFS_MNT/from-server.bin" "$d/from-server.bin" || rc=$?
     t1=$(senv_now)
@@ -48,6 +49,6 @@ cifs_copy_both_ways() {
     [ "$rc" -eq 0 ] || { echo "copy failed (exit $rc; 124: timed out)" >&2; return 1; }
     vm_assert_same_file "$d/from-server.bin" "$dir/from-server.bin"
     vm_assert_same_file "$d/to-server.bin" "$dir/to-server.bin"
-    vm_note "$2: read 8 MiB $(senv_rate $((8 << 20)) "$t0" "$t1") MiB/s, write 8 MiB $(senv_rate $((8 << 20)) "$t1" "$t2") MiB/s"
+    vm_note "$2: read $mib MiB $(senv_rate $((mib << 20)) "$t0" "$t1") MiB/s, write $mib MiB $(senv_rate $((mib << 20)) "$t1" "$t2") MiB/s"
     rm -rf "$d" "$dir/from-server.bin" "$dir/to-server.bin"
 }

@@ -47,16 +47,50 @@ closed_line() {
     local d id line size=8388608 counts n
     d=$(work_dir)
     senv_random_file "$d/src.bin" $size
-    run_smb -c "put $d/src.bin proof.bin; get proof.bin $d/back.bin"
+    SMBDIRECT_RDMA_THRESHOLD=0 run_smb -c "put $d/src.bin proof.bin; get proof.bin $d/back.bin"
     assert_success
     assert_same_file "$d/src.bin" "$d/back.bin"
     id=$(last_conn_id)
     line=$(closed_line "$id")
     echo "# $line" >&3
-    # Each direction's byte count must exceed the file: both crossed the tunnel.
+    # Inline (no RDMA channel): each direction's byte count must exceed the file.
     counts=$(grep -oE '[0-9]+ bytes|bytes [0-9]+' <<<"$line" | grep -oE '[0-9]+')
     [ "$(wc -l <<<"$counts")" -ge 2 ]
     for n in $counts; do [ "$n" -gt $size ]; done
+}
+
+@test "over the RDMA channel the relay counts the put's and get's bytes as RDMA Read and Write" {
+    local d id size=8388608
+    d=$(work_dir)
+    senv_random_file "$d/src.bin" $size
+    run_smb -m SMB3_11 -c "put $d/src.bin proof.bin; get proof.bin $d/back.bin"
+    assert_success
+    assert_same_file "$d/src.bin" "$d/back.bin"
+    id=$(last_conn_id)
+    closed_line "$id" >/dev/null
+    grep "relay: conn $id channel" "$SENV_RELAY_LOG" >&3
+    grep -q "relay: conn $id channel: rdma_read [0-9]* ops $size bytes (WRITE data), rdma_write [0-9]* ops $size bytes (READ data)" "$SENV_RELAY_LOG"
+}
+
+@test "tshark shows the RDMA channel: WRITE and READ with Channel 2, data as RDMA Read and Write" {
+    local d
+    d=$(work_dir)
+    CAP=$d/channel.pcapng
+    capture_start "$CAP" "host $SENV_ADDR and tcp port 5445"
+    senv_random_file "$d/src.bin" 1048576
+    run_smb -m SMB3_11 -c "put $d/src.bin chan.bin; get chan.bin $d/back.bin"
+    capture_stop "$CAP"
+    assert_success
+    assert_same_file "$d/src.bin" "$d/back.bin"
+    # SMB2 WRITE (9) and READ (8) requests name SMB2_CHANNEL_RDMA_V1_INVALIDATE (2).
+    [ "$(tshark_count "$CAP" 'smb2.cmd == 9 && smb2.channel == 2')" -ge 1 ]
+    [ "$(tshark_count "$CAP" 'smb2.cmd == 8 && smb2.channel == 2')" -ge 1 ]
+    # RDMAP (RFC 5040): Read Request (1) and tagged Read Response (2) carry the WRITE data,
+    # RDMA Write (0) the READ data, and a response comes as Send with Invalidate (4).
+    [ "$(tshark_count "$CAP" 'iwarp_rdma.opcode == 1')" -ge 1 ]
+    [ "$(tshark_count "$CAP" 'iwarp_rdma.opcode == 2 && iwarp_ddp.tagged_flag == 1')" -ge 1 ]
+    [ "$(tshark_count "$CAP" 'iwarp_rdma.opcode == 0 && iwarp_ddp.tagged_flag == 1')" -ge 1 ]
+    [ "$(tshark_count "$CAP" 'iwarp_rdma.opcode == 4 && smb2.flags.response == 1')" -ge 1 ]
 }
 
 @test "tshark decodes the tunnel port as SMB Direct: negotiate request, response, data messages" {

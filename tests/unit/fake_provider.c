@@ -564,6 +564,7 @@ static int fake_poll_events(struct sd_qp *qp)
 
 const struct sd_provider_ops fake_provider = {
     .name = "fake",
+    .remote_invalidation = 1,
     .is_iwarp = fake_is_iwarp,
     .connect = fake_connect,
     .listen = fake_listen,

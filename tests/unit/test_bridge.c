@@ -166,8 +166,8 @@ static void bt_setup(struct bt_pair *p, int tcp_b)
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
     p->a.app_fd = sa[0];
     p->b.app_fd = sb[0];
-    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], bt_on_end, &p->a);
-    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], bt_on_end, &p->b);
+    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], NULL, bt_on_end, &p->a);
+    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], NULL, bt_on_end, &p->b);
     assert_non_null(p->a.bridge);
     assert_non_null(p->b.bridge);
     assert_int_equal(pthread_create(&p->loop_thread, NULL, bt_loop_main, p), 0);

@@ -106,6 +106,12 @@ static void dialects_decide_the_channel(void **state)
         client_at(&cc, cases[i].dialect, THRESHOLD);
         assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), cases[i].kind);
         assert_int_equal(plan.channel, cases[i].channel);
+        /* Registrations the provider cannot have invalidated remotely (verbs MRs):
+         * RDMA_V1 and local deregistration at every dialect. */
+        cc.remote_invalidation = 0;
+        assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), cases[i].kind);
+        if (cases[i].kind != CHAN_PASS)
+            assert_int_equal(plan.channel, SMB2_CHANNEL_RDMA_V1);
         chan_client_fini(&cc);
     }
 }

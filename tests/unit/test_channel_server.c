@@ -144,8 +144,9 @@ static void non_channel_messages_pass(void **state)
     chan_server_fini(&cs);
 }
 
-/* MS-SMB2 3.3.5.12 / 3.3.5.13: STATUS_INVALID_PARAMETER for a channel the dialect does
- * not have. */
+/* MS-SMB2 3.3.5.12 / 3.3.5.13: STATUS_INVALID_PARAMETER for a channel before 3.0; on 3.0
+ * RDMA_V1_INVALIDATE is served without remote invalidation (the SMB300 RemoteInvalidation
+ * cases of the MS-SMBD server test design). */
 static void dialects_decide_which_channels_are_valid(void **state)
 {
     const struct { uint16_t dialect; int v1, v1_invalidate; } cases[] = {
@@ -153,7 +154,7 @@ static void dialects_decide_which_channels_are_valid(void **state)
         { 0x02FF, -EINVAL, -EINVAL },
         { 0x0202, -EINVAL, -EINVAL },
         { 0x0210, -EINVAL, -EINVAL },
-        { 0x0300, 0, -EINVAL },
+        { 0x0300, 0, 0 },
         { 0x0302, 0, 0 },
         { 0x0311, 0, 0 },
     };
@@ -170,6 +171,8 @@ static void dialects_decide_which_channels_are_valid(void **state)
         len = channel_write(1, 4096, SMB2_CHANNEL_RDMA_V1_INVALIDATE, 1, 4096);
         assert_int_equal(chan_server_plan_request(&cs, msg, len, &plan),
                          cases[i].v1_invalidate);
+        if (cases[i].v1_invalidate == 0)
+            assert_int_equal(plan.invalidate, cases[i].dialect >= 0x0302);
         chan_server_fini(&cs);
     }
 }

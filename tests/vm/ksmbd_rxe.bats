@@ -33,6 +33,6 @@ setup() {
     ksmbd_check_get_rate "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }
 
-@test "smbclient + shim, verbs on rxe -> ksmbd: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
-    ksmbd_check_large_put "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
+@test "smbclient + shim, verbs on rxe -> ksmbd: 64 MiB put and get over the RDMA read/write channel keep sha256" {
+    ksmbd_check_large_put_get "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }

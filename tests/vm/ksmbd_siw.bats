@@ -49,8 +49,8 @@ teardown() { cifs_umount; }
     ksmbd_check_get_rate "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
-@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
-    ksmbd_check_large_put "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: 64 MiB put and get over the RDMA read/write channel keep sha256" {
+    ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
 @test "smbclient + shim, verbs on siw -> ksmbd: ls, get and put keep sha256" {
@@ -61,8 +61,8 @@ teardown() { cifs_umount; }
     ksmbd_check_get_rate "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
 }
 
-@test "smbclient + shim, verbs on siw -> ksmbd: 1 MiB put (> MaxFragmentedSize) fails cleanly, naming the cause" {
-    ksmbd_check_large_put "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+@test "smbclient + shim, verbs on siw -> ksmbd: 64 MiB put and get over the RDMA read/write channel keep sha256" {
+    ksmbd_check_large_put_get "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
 }
 
 @test "control, kernel to kernel: cifs -o rdma (RDMA read/write channel) -> ksmbd on siw: copy both ways" {

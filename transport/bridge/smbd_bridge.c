@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "bridge_chan.h"
 #include "sd_buf.h"
 #include "sd_libc.h"
 #include "smbd_framer.h"
@@ -54,6 +55,13 @@ struct smbd_bridge {
     struct smbd_framer framer;
     struct sd_buf outq;     /* delivered bytes the stream has not taken yet */
     int out_blocked;        /* the stream socket is full: write again once writable */
+    int mid_message;        /* a delivered message is part-way into the stream */
+    struct sd_buf held;     /* the channel's messages waiting for that message's end */
+
+    struct bridge_chan *chan;  /* the READ/WRITE channel, NULL when off */
+    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
+    int whole_active;
+    int skip;               /* the channel took the message being delivered */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
     int recv_paused;        /* stream queue high: receive credits paused */
@@ -157,11 +165,16 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     st.stream_bytes_in = b->bytes_in;
     st.stream_bytes_out = b->bytes_out;
     st.reason = b->end_reason;
+    if (b->chan)
+        bridge_chan_get_stats(b->chan, &st.chan);
+    bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
     smbd_link_set_upper(b->link, NULL, NULL);
     smbd_link_free(b->link);
     bridge_close_stream(b);
     smbd_framer_destroy(&b->framer);
     sd_buf_free(&b->outq);
+    sd_buf_free(&b->held);
+    sd_buf_free(&b->whole);
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
 }
@@ -258,26 +271,16 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
  * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
  * end, so the reader is not woken once per fragment. What the socket does not take
  * stays queued until it is writable. */
-static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
-                                int first)
+static void stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last)
 {
-    struct smbd_bridge *b = ctx;
-    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
-    struct iovec iov[2];
-    size_t total = len, sent = 0;
-    int n = 0, rc;
+    size_t total = 0, sent = 0;
+    int rc;
 
-    if (b->ending)
-        return;
-    if (first) {
-        smbd_framer_prefix((uint32_t)(len + remaining), prefix);
-        iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
-        total += sizeof(prefix);
-    }
-    iov[n++] = (struct iovec){ (void *)data, len };
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
     if (sd_buf_len(&b->outq) == 0 && !b->out_blocked &&
-        (remaining == 0 || len >= BRIDGE_DIRECT_MIN)) {
-        ssize_t w = bridge_write_direct(b, iov, n);
+        (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
+        ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
 
         if (w < 0)
             return;
@@ -289,8 +292,113 @@ static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint
         return;
     }
     if (!b->out_blocked && sd_buf_len(&b->outq) > 0 &&
-        (remaining == 0 || sd_buf_len(&b->outq) >= BRIDGE_FLUSH))
+        (last || sd_buf_len(&b->outq) >= BRIDGE_FLUSH))
         bridge_flush(b);
+}
+
+/* The channel's whole messages for the stream (bridge_chan_host.to_stream): written with
+ * their prefix at once, or, while a delivered message is still arriving in fragments,
+ * kept until its end so the two never interleave. */
+static int chan_to_stream(void *ctx, const struct iovec *iov, int iovcnt)
+{
+    struct smbd_bridge *b = ctx;
+    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    struct iovec all[4];
+    size_t total = 0;
+    int rc;
+
+    if (b->ending || iovcnt > 3)
+        return -ECANCELED;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    smbd_framer_prefix((uint32_t)total, prefix);
+    all[0] = (struct iovec){ prefix, sizeof(prefix) };
+    memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
+    if (b->mid_message) {
+        rc = sd_buf_append(&b->held, all, iovcnt + 1, 0);
+        if (rc < 0)
+            bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
+        return rc;
+    }
+    stream_out(b, all, iovcnt + 1, 1);
+    return b->ending ? -ECANCELED : 0;
+}
+
+static void chan_fail_cb(void *ctx, int err, const char *why)
+{
+    bridge_fail(ctx, err, "%s", why);
+}
+
+/* A delivered message the channel wanted whole is complete: the channel takes it, or
+ * it goes to the stream as it is. */
+static void deliver_whole(struct smbd_bridge *b)
+{
+    struct iovec iov = { sd_buf_head(&b->whole), sd_buf_len(&b->whole) };
+
+    b->whole_active = 0;
+    if (bridge_chan_from_peer(b->chan, iov.iov_base, iov.iov_len, 0) == 0)
+        chan_to_stream(b, &iov, 1);
+    sd_buf_consume(&b->whole, sd_buf_len(&b->whole));
+    sd_buf_trim(&b->whole);
+}
+
+static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                                int first)
+{
+    struct smbd_bridge *b = ctx;
+    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    struct iovec iov[2];
+    int n = 0;
+
+    if (b->ending)
+        return;
+    if (first && b->chan) {
+        if (remaining > 0 && bridge_chan_wants_whole(b->chan, data, len))
+            b->whole_active = 1;
+        else if (bridge_chan_from_peer(b->chan, data, len, remaining > 0) != 0)
+            b->skip = 1; /* the channel took the message (or failed the bridge) */
+    }
+    if (b->whole_active) {
+        int rc = sd_buf_append(&b->whole, &(struct iovec){ (void *)data, len }, 1, 0);
+
+        if (rc < 0)
+            bridge_fail(b, rc, "channel reassembly: %s", strerror(-rc));
+        else if (remaining == 0)
+            deliver_whole(b);
+        return;
+    }
+    if (b->ending || b->skip) {
+        b->skip = remaining > 0 && b->skip;
+        return;
+    }
+    if (first) {
+        smbd_framer_prefix((uint32_t)(len + remaining), prefix);
+        iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
+    }
+    iov[n++] = (struct iovec){ (void *)data, len };
+    b->mid_message = remaining > 0;
+    stream_out(b, iov, n, remaining == 0);
+    if (!b->mid_message && sd_buf_len(&b->held) > 0 && !b->ending) {
+        stream_out(b, &(struct iovec){ sd_buf_head(&b->held), sd_buf_len(&b->held) }, 1, 1);
+        sd_buf_consume(&b->held, sd_buf_len(&b->held));
+        sd_buf_trim(&b->held);
+    }
+}
+
+static void br_invalidated(void *ctx, uint32_t token)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->chan)
+        bridge_chan_invalidated(b->chan, token);
+}
+
+static void br_rdma_done(void *ctx, uint64_t cookie, int status)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->chan && !b->ending)
+        bridge_chan_rdma_done(b->chan, cookie, status);
 }
 
 static void br_terminated(void *ctx, int err, const char *reason)
@@ -305,6 +413,8 @@ static void br_terminated(void *ctx, int err, const char *reason)
 
 static const struct smbd_upper bridge_upper = {
     .deliver_fragment = br_deliver_fragment,
+    .invalidated = br_invalidated,
+    .rdma_done = br_rdma_done,
     .terminated = br_terminated,
 };
 
@@ -338,7 +448,11 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
                         "MS-SMBD 2.2.3)");
             return;
         }
-        rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
+        rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
+        if (rc < 0)
+            return;
+        if (rc == 0)
+            rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
         if (rc == -EMSGSIZE) {
             fail_too_large(b, len);
             return;
@@ -494,7 +608,8 @@ static int stream_is_tcp(int fd)
 }
 
 struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
-                                      bridge_end_fn on_end, void *ctx)
+                                      const struct smbd_bridge_opts *opts, bridge_end_fn on_end,
+                                      void *ctx)
 {
     struct smbd_bridge *b = calloc(1, sizeof(*b));
     struct smbd_params p;
@@ -509,7 +624,23 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
                                .watched = -1, .on_end = on_end, .ctx = ctx };
     sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    rc = smbd_framer_init(&b->framer, p.neg.max_fragmented_send_size < SMBD_FRAMER_MAX_MSG
+    sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    if (opts && opts->channel != BRIDGE_CHAN_OFF) {
+        const struct bridge_chan_host host = { .conn = b->conn, .ctx = b,
+                                               .remote_invalidation =
+                                                   smbd_link_provider(link)->remote_invalidation,
+                                               .to_stream = chan_to_stream,
+                                               .fail = chan_fail_cb };
+
+        if (!(b->chan = bridge_chan_new(opts->channel, opts->channel_threshold, &host)))
+            goto fail;
+    }
+    /* With the channel a client's large WRITE leaves as a small request: the framer
+     * takes any Direct-TCP length, and what still cannot be sent inline is refused by
+     * the engine (fail_too_large). */
+    rc = smbd_framer_init(&b->framer, !b->chan && p.neg.max_fragmented_send_size <
+                                                       SMBD_FRAMER_MAX_MSG
                                           ? p.neg.max_fragmented_send_size
                                           : SMBD_FRAMER_MAX_MSG);
     if (rc < 0)
@@ -527,6 +658,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     return b;
 
 fail:
+    if (b)
+        bridge_chan_free(b->chan);
     free(b);
     smbd_link_free(link);
     close(stream_fd);

@@ -8,6 +8,7 @@
 #ifndef SMBDIRECT_SMBD_BRIDGE_H
 #define SMBDIRECT_SMBD_BRIDGE_H
 
+#include "bridge_chan.h"
 #include "sd_loop.h"
 #include "smbd_link.h"
 
@@ -15,8 +16,17 @@ struct smbd_bridge;
 
 struct smbd_bridge_stats {
     struct smbd_stats smbd;          /* engine counters */
+    struct bridge_chan_stats chan;   /* the READ/WRITE channel's (zero when off) */
     uint64_t stream_bytes_in, stream_bytes_out;
     const char *reason;              /* one line: why the bridge ended (valid in on_end) */
+};
+
+/* Whether the bridge carries SMB2 READ/WRITE data over the RDMA channel (bridge_chan.h):
+ * as the SMB2 client's side (the shim) for I/O larger than channel_threshold bytes, or as
+ * the server's (the relay) for the channel requests its SMB Direct peer sends. */
+struct smbd_bridge_opts {
+    enum bridge_chan_role channel;
+    uint32_t channel_threshold;
 };
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this
@@ -25,6 +35,7 @@ struct smbd_bridge_stats {
  * the stream ended (EOF) and the link was disconnected in order, else -errno. Must be
  * called on the loop thread. */
 struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
+                                      const struct smbd_bridge_opts *opts,
                                       void (*on_end)(void *ctx, const struct smbd_bridge_stats *st,
                                                      int err),
                                       void *ctx);

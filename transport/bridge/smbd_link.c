@@ -110,6 +110,7 @@ static struct smbd_link *link_new(const struct smbd_link_opts *o, enum smbd_role
 struct smbd_conn *smbd_link_engine(struct smbd_link *k) { return k->conn; }
 const struct smbd_conn *smbd_link_conn(const struct smbd_link *k) { return k->conn; }
 const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k) { return &k->cm; }
+const struct sd_provider_ops *smbd_link_provider(const struct smbd_link *k) { return k->ops; }
 
 void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx)
 {

@@ -9,6 +9,7 @@
 #include "smbd_link.h"
 
 struct smbd_conn *smbd_link_engine(struct smbd_link *k);
+const struct sd_provider_ops *smbd_link_provider(const struct smbd_link *k);
 
 /* From now on the engine calls up/ctx directly (NULL: the link's own upcalls again, as
  * while negotiating; then completions stop being polled once the link is established,

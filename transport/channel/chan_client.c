@@ -13,6 +13,7 @@ void chan_client_init(struct chan_client *cc, uint32_t threshold, uint32_t max_i
     cc->dialect = 0;
     cc->threshold = threshold;
     cc->max_io = max_io;
+    cc->remote_invalidation = 1;
     chan_table_init(&cc->ios);
 }
 
@@ -50,7 +51,8 @@ enum chan_kind chan_client_plan_request(const struct chan_client *cc, const uint
     plan->message_id = h.message_id;
     plan->length = r.length;
     /* MS-SMB2 2.2.19 Channel: RDMA_V1_INVALIDATE is valid from 3.0.2 on. */
-    plan->channel = cc->dialect >= SMB2_DIALECT_0302 ? SMB2_CHANNEL_RDMA_V1_INVALIDATE
+    plan->channel = cc->dialect >= SMB2_DIALECT_0302 && cc->remote_invalidation
+                        ? SMB2_CHANNEL_RDMA_V1_INVALIDATE
                                                      : SMB2_CHANNEL_RDMA_V1;
     return plan->kind;
 }

@@ -22,6 +22,8 @@ struct chan_client {
     uint16_t dialect;      /* from the server's NEGOTIATE response; 0: not decided */
     uint32_t threshold;    /* I/Os of more bytes go over the channel; 0: channel off */
     uint32_t max_io;       /* the most one channel I/O may move: MaxReadWriteSize */
+    int remote_invalidation; /* 1 (default): ask for RDMA_V1_INVALIDATE from 3.0.2; 0: the
+                                registrations cannot be invalidated remotely, RDMA_V1 */
     /* Outstanding channel I/Os. Released ones (after their final response, or all of
      * them with chan_table_release_all on teardown) are taken out with
      * chan_table_take_released, each exactly once, to free their cookies. */

@@ -31,8 +31,6 @@ static const char *invalid_channel(const struct chan_server *cs, uint16_t comman
 
     if (cs->dialect < SMB2_DIALECT_0300)
         return "RDMA channel requested before dialect 3.0";
-    if (r->channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE && cs->dialect < SMB2_DIALECT_0302)
-        return "SMB2_CHANNEL_RDMA_V1_INVALIDATE requested on dialect 3.0";
     if (command == SMB2_WRITE && (r->length != 0 || r->data_offset != 0))
         return "WRITE over the RDMA channel with inline Length or DataOffset";
     if (r->info_offset < SMB2_RW_REQ_FIXED)
@@ -92,7 +90,11 @@ int chan_server_plan_request(const struct chan_server *cs, const uint8_t *msg, s
         plan->message_id = h.message_id;
         plan->size = size;
         plan->channel = r.channel;
-        plan->invalidate = r.channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
+        /* Remote invalidation exists from 3.0.2 (MS-SMB2 2.2.19): on 3.0 the request is
+         * served without it, as Windows Server does and the public MS-SMBD server test
+         * design's SMB300 RemoteInvalidation cases expect (ksmbd refuses it instead). */
+        plan->invalidate = r.channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE &&
+                           cs->dialect >= SMB2_DIALECT_0302;
         plan->descs = cmd + r.info_offset;
         plan->ndescs = r.info_length / SMBD_BUFFER_DESC_SIZE;
         return 0;

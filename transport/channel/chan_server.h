@@ -46,7 +46,8 @@ struct chan_server_plan {
  *  -ENOTSUP: valid, but the relay cannot forward it: signed (it cannot re-sign the
  *            rewrite) or in a compound chain (it cannot rewrite a member);
  *  -EINVAL:  invalid, to fail with STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12,
- *            3.3.5.13): any channel before dialect 3.0 or RDMA_V1_INVALIDATE on 3.0;
+ *            3.3.5.13): any channel before dialect 3.0 (RDMA_V1_INVALIDATE on 3.0 is served
+ *            without remote invalidation: plan->invalidate 0);
  *            ChannelInfoOffset inside the fixed part (< 64 + 48) or the list past the
  *            message; ChannelInfoLength 0 or not a multiple of 16 (so at most 4095
  *            descriptors); a zero-length descriptor; descriptor lengths summing to

@@ -37,6 +37,7 @@ enum sd_setting_id {
     SD_SET_KEEPALIVE,
     SD_SET_IRD,
     SD_SET_ORD,
+    SD_SET_RDMA_THRESHOLD,
     SD_SET_SOCKBUF,
     SD_SET_SOFT_CRC,
     SD_SET_SOFT_HANDSHAKE_MS,
@@ -95,6 +96,7 @@ struct sd_settings {
     uint32_t max_read_write_size;
     uint32_t keepalive_s;
     uint32_t ird, ord;
+    uint32_t rdma_threshold;
     uint32_t sockbuf;
     int soft_crc;
     uint32_t soft_handshake_ms;

@@ -105,6 +105,13 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .kind = SD_KIND_NUMBER, .min = 1, .max = 255, .def = SAME("16"),
         .help = "outgoing RDMA Reads asked for (ORD, MS-SMBD 6.1); providers lower it to "
                 "what the device supports" },
+    [SD_SET_RDMA_THRESHOLD] = {
+        .env = "SMBDIRECT_RDMA_THRESHOLD", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_BYTES, .min = 0, .max = 16777216, .def = SAME("4096"),
+        /* 4096: the Linux SMB Direct client's rdma_readwrite_threshold. */
+        .help = "SMB2 READs and WRITEs of more bytes than this, in unsigned sessions at "
+                "dialect 3.0 or later, have the server move the data by RDMA Read and Write "
+                "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); 0 keeps all I/O inline" },
     [SD_SET_SOCKBUF] = {
         .env = "SMBDIRECT_SOCKBUF", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 65536, .max = 268435456, .def = SAME("4194304"),

@@ -1,0 +1,372 @@
+/* transport/bridge/bridge_chan.c — the READ/WRITE channel at a bridge (see
+ * bridge_chan.h): buffers, registrations and RDMA operations around the decisions of
+ * transport/channel/. Every buffer is one struct chan_buf, named to the engine by its
+ * address (the cookie of RDMA operations) and to the channel tables by the same. */
+#include "bridge_chan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan_client.h"
+#include "chan_client_build.h"
+#include "chan_server.h"
+#include "chan_server_build.h"
+#include "log.h"
+#include "smb2_wire.h"
+
+/* Descriptors one client-role I/O may need: the I/O is at most MaxReadWriteSize, which
+ * the engine registers as one element (3.1.4.3); a few more cost nothing. */
+#define CHAN_CLIENT_DESCS 4
+
+struct chan_buf {
+    uint8_t *mem;
+    uint32_t len;
+    struct smbd_registration *reg;   /* client role: the peer's access to mem */
+    uint8_t head[SMB2_RW_REQ_FIXED]; /* server WRITE: the inline request's header + body */
+    size_t head_len;
+    struct chan_buf *prev, *next;    /* server role: in the RDMA list until rdma_done */
+};
+
+struct bridge_chan {
+    enum bridge_chan_role role;
+    struct bridge_chan_host host;
+    struct chan_client cc;
+    struct chan_server cs;
+    uint32_t invalidated;            /* token of a Send with Invalidate not yet matched */
+    int reg_warned;
+    struct chan_buf *rdma;           /* server role: buffers an RDMA Read/Write still uses */
+    struct bridge_chan_stats stats;
+};
+
+static struct chan_buf *buf_new(uint32_t len)
+{
+    struct chan_buf *b = calloc(1, sizeof(*b));
+
+    if (b && !(b->mem = malloc(len ? len : 1))) {
+        free(b);
+        return NULL;
+    }
+    if (b)
+        b->len = len;
+    return b;
+}
+
+/* MS-SMBD 3.1.4.4: remote access ends before the memory is reused or freed. */
+static void buf_free(struct bridge_chan *ch, struct chan_buf *b)
+{
+    if (!b)
+        return;
+    if (b->reg)
+        smbd_conn_deregister_buffer(ch->host.conn, b->reg);
+    free(b->mem);
+    free(b);
+}
+
+static int chan_fail(struct bridge_chan *ch, int err, const char *why)
+{
+    ch->host.fail(ch->host.ctx, err, why);
+    return -1;
+}
+
+struct bridge_chan *bridge_chan_new(enum bridge_chan_role role, uint32_t threshold,
+                                    const struct bridge_chan_host *host)
+{
+    struct bridge_chan *ch = calloc(1, sizeof(*ch));
+    struct smbd_params p;
+
+    if (!ch)
+        return NULL;
+    ch->role = role;
+    ch->host = *host;
+    if (smbd_conn_query(host->conn, &p) < 0)
+        p.neg.max_read_write_size = 0; /* not established: the channel stays unused */
+    chan_client_init(&ch->cc, role == BRIDGE_CHAN_CLIENT ? threshold : 0,
+                     p.neg.max_read_write_size);
+    ch->cc.remote_invalidation = host->remote_invalidation;
+    chan_server_init(&ch->cs, p.neg.max_read_write_size);
+    return ch;
+}
+
+static void rdma_list_add(struct bridge_chan *ch, struct chan_buf *b)
+{
+    b->next = ch->rdma;
+    if (ch->rdma)
+        ch->rdma->prev = b;
+    ch->rdma = b;
+}
+
+static void rdma_list_del(struct bridge_chan *ch, struct chan_buf *b)
+{
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        ch->rdma = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+}
+
+/* Frees what the tables released (their final response came, or teardown). */
+static void free_released(struct bridge_chan *ch, struct chan_table *t)
+{
+    struct chan_released r;
+
+    while (chan_table_take_released(t, &r))
+        buf_free(ch, r.cookie);
+}
+
+void bridge_chan_free(struct bridge_chan *ch)
+{
+    if (!ch)
+        return;
+    chan_table_release_all(&ch->cc.ios);
+    free_released(ch, &ch->cc.ios);
+    chan_client_fini(&ch->cc);
+    /* Buffers of RDMA operations still posted: the bridge frees its link right after,
+     * which flushes them (their rdma_done never comes). */
+    while (ch->rdma) {
+        struct chan_buf *b = ch->rdma;
+
+        rdma_list_del(ch, b);
+        buf_free(ch, b);
+    }
+    chan_table_release_all(&ch->cs.ios);
+    free_released(ch, &ch->cs.ios);
+    chan_server_fini(&ch->cs);
+    free(ch);
+}
+
+void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out)
+{
+    *out = ch->stats;
+}
+
+void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token)
+{
+    ch->invalidated = token;
+}
+
+/* ---- client role (the shim) ---- */
+
+/* A READ or WRITE the plan moves over the channel: register, rewrite, send, track. 1,
+ * 0 (registration refused: the message goes inline, the reason logged once) or -1. */
+static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                       const struct chan_client_plan *plan, uint64_t now_ms)
+{
+    struct smbd_buffer_desc descs[CHAN_CLIENT_DESCS];
+    uint8_t out[SMB2_RW_REQ_FIXED + CHAN_CLIENT_DESCS * 16];
+    struct chan_buf *b = buf_new(plan->length);
+    int is_write = plan->kind == CHAN_WRITE, n, rc;
+    size_t nd = 0;
+
+    if (!b)
+        return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+    if (is_write)
+        memcpy(b->mem, plan->data, plan->length);
+    rc = smbd_conn_register_buffer(ch->host.conn, b->mem, plan->length,
+                                   is_write ? SMBD_REG_PEER_READ : SMBD_REG_PEER_WRITE, &b->reg,
+                                   descs, CHAN_CLIENT_DESCS, &nd);
+    if (rc < 0) {
+        if (!ch->reg_warned++)
+            sd_warn("RDMA channel: registering a %u-byte buffer failed (%s)%s; SMB2 I/O goes "
+                    "inline", plan->length, strerror(-rc),
+                    rc == -ENOMEM || rc == -EPERM ? ": raise RLIMIT_MEMLOCK (ulimit -l)" : "");
+        b->reg = NULL;
+        buf_free(ch, b);
+        return 0;
+    }
+    n = is_write ? chan_build_write_request(msg, len, plan, descs, nd, out, sizeof(out))
+                 : chan_build_read_request(msg, len, plan, descs, nd, out, sizeof(out));
+    if (n < 0 || (rc = chan_client_track(&ch->cc, plan, descs, nd, b)) < 0) {
+        buf_free(ch, b);
+        return chan_fail(ch, n < 0 ? -EPROTO : rc, "RDMA channel: cannot rewrite an SMB2 request");
+    }
+    rc = smbd_conn_send(ch->host.conn, &(struct iovec){ out, (size_t)n }, 1, now_ms);
+    if (rc < 0)
+        return chan_fail(ch, rc, "SMB Direct send of a channel request failed");
+    if (is_write) {
+        ch->stats.rdma_reads++;
+        ch->stats.rdma_read_bytes += plan->length;
+    } else {
+        ch->stats.rdma_writes++;
+    }
+    return 1;
+}
+
+/* The server wrote bytes into b: deregister, then hand the program the inline READ
+ * response it expects (MS-SMB2 2.2.20) with the data. */
+static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t len,
+                            struct chan_buf *b, uint32_t bytes)
+{
+    uint8_t head[SMB2_READ_RESP_FIXED];
+    int n = chan_build_read_response(resp, len, bytes, head, sizeof(head));
+    struct iovec iov[2] = { { head, (size_t)n }, { b->mem, bytes } };
+
+    smbd_conn_deregister_buffer(ch->host.conn, b->reg);
+    b->reg = NULL;
+    if (n < 0)
+        return chan_fail(ch, -EPROTO, "RDMA channel: cannot rebuild an SMB2 READ response");
+    ch->stats.rdma_write_bytes += bytes;
+    return ch->host.to_stream(ch->host.ctx, iov, 2) < 0 ? -1 : 1;
+}
+
+static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len)
+{
+    struct chan_client_result res;
+    struct chan_released r;
+    int rc = 0;
+
+    chan_client_on_response(&ch->cc, msg, len, ch->invalidated, &res);
+    ch->invalidated = 0;
+    if (res.action == CHAN_CLIENT_ERROR)
+        rc = chan_fail(ch, -EPROTO, res.why);
+    while (chan_table_take_released(&ch->cc.ios, &r)) {
+        if (rc == 0 && res.action == CHAN_CLIENT_READ_DONE && r.cookie == res.cookie)
+            rc = client_read_done(ch, msg, len, r.cookie, res.bytes);
+        buf_free(ch, r.cookie);
+    }
+    return rc;
+}
+
+/* ---- server role (the relay) ---- */
+
+/* A client's channel request (whole): READ goes inline to the backend at once; WRITE
+ * first has its data RDMA-read, and goes inline when that completes. */
+static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len)
+{
+    struct chan_server_plan plan;
+    const struct chan_io *io;
+    uint8_t head[SMB2_RW_REQ_FIXED + 1];
+    struct chan_buf *b = NULL;
+    int rc = chan_server_plan_request(&ch->cs, msg, len, &plan), n;
+
+    if (rc < 0) {
+        char why[200];
+
+        snprintf(why, sizeof(why), "RDMA channel request refused: %s", plan.why);
+        return chan_fail(ch, -EPROTO, why);
+    }
+    if (plan.kind == CHAN_PASS)
+        return 0;
+    if (plan.kind == CHAN_WRITE && !(b = buf_new(plan.size)))
+        return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+    rc = chan_server_track(&ch->cs, &plan, NULL, &io);
+    if (rc < 0) {
+        buf_free(ch, b);
+        return chan_fail(ch, rc == -EEXIST ? -EPROTO : rc,
+                         "RDMA channel: a second request with an outstanding MessageId");
+    }
+    if (plan.kind == CHAN_READ) {
+        n = chan_build_inline_read(msg, len, &plan, head, sizeof(head));
+        return ch->host.to_stream(ch->host.ctx, &(struct iovec){ head, (size_t)n }, 1) < 0
+                   ? -1 : 1;
+    }
+    b->head_len = (size_t)chan_build_inline_write(msg, len, &plan, b->head, sizeof(b->head));
+    rc = smbd_conn_rdma_read(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem, plan.size,
+                             io->descs, io->ndescs, 0);
+    if (rc < 0) {
+        buf_free(ch, b);
+        return chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
+    }
+    rdma_list_add(ch, b);
+    return 1;
+}
+
+/* A backend response: a channel READ's data goes into the client's buffers by RDMA
+ * Write, then the rewritten response (the Send follows the Writes on the connection, so
+ * the client sees the data placed first); invalidation rides on the response. */
+static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                              uint64_t now_ms)
+{
+    struct chan_server_result res;
+    uint8_t head[SMB2_READ_RESP_FIXED];
+    struct iovec iov = { (void *)msg, len };
+    struct chan_buf *b;
+    int rc = 0, n;
+
+    chan_server_on_response(&ch->cs, msg, len, &res);
+    if (res.action == CHAN_SERVER_ERROR)
+        rc = chan_fail(ch, -EPROTO, res.why);
+    else if (res.action == CHAN_SERVER_WRITE_DATA) {
+        n = chan_build_channel_read_response(msg, len, res.data_len, head, sizeof(head));
+        iov = (struct iovec){ head, (size_t)n };
+        if (res.data_len > 0 && !(b = buf_new(res.data_len)))
+            rc = chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+        else if (res.data_len > 0) {
+            memcpy(b->mem, res.data, res.data_len);
+            rc = smbd_conn_rdma_write(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem,
+                                      res.data_len, res.io->descs, res.io->ndescs, 0);
+            if (rc < 0) {
+                buf_free(ch, b);
+                rc = chan_fail(ch, rc, "RDMA Write of a channel READ's data could not start");
+            } else {
+                rdma_list_add(ch, b);
+                ch->stats.rdma_writes++;
+                ch->stats.rdma_write_bytes += res.data_len;
+            }
+        }
+    }
+    if (rc == 0 && (res.action == CHAN_SERVER_WRITE_DATA || res.invalidate)) {
+        rc = res.invalidate
+                 ? smbd_conn_send_invalidate(ch->host.conn, &iov, 1, res.token, now_ms)
+                 : smbd_conn_send(ch->host.conn, &iov, 1, now_ms);
+        rc = rc < 0 ? chan_fail(ch, rc, "SMB Direct send of a channel response failed") : 1;
+    }
+    free_released(ch, &ch->cs.ios);
+    return rc;
+}
+
+/* ---- dispatch ---- */
+
+int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                            uint64_t now_ms)
+{
+    struct chan_client_plan plan;
+
+    if (ch->role == BRIDGE_CHAN_SERVER)
+        return server_from_stream(ch, msg, len, now_ms);
+    if (chan_client_plan_request(&ch->cc, msg, len, &plan) == CHAN_PASS)
+        return 0;
+    return client_send(ch, msg, len, &plan, now_ms);
+}
+
+int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                          int first_only)
+{
+    if (ch->role == BRIDGE_CHAN_CLIENT)
+        return client_from_peer(ch, msg, len);
+    return first_only ? 0 : server_from_peer(ch, msg, len);
+}
+
+int bridge_chan_wants_whole(const struct bridge_chan *ch, const uint8_t *msg, size_t len)
+{
+    struct smb2_hdr h;
+    struct smb2_rw_req r;
+
+    return ch->role == BRIDGE_CHAN_SERVER && smb2_hdr_decode(msg, len, &h) == 0 &&
+           !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR) &&
+           (h.command == SMB2_READ || h.command == SMB2_WRITE) &&
+           smb2_rw_req_decode(msg, len, h.command, &r) == 0 && r.channel != SMB2_CHANNEL_NONE;
+}
+
+void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status)
+{
+    struct chan_buf *b = (struct chan_buf *)(uintptr_t)cookie;
+    struct iovec iov[2];
+
+    rdma_list_del(ch, b);
+    if (status < 0) {
+        buf_free(ch, b);
+        chan_fail(ch, status, "RDMA channel: an RDMA Read or Write of SMB2 data failed");
+        return;
+    }
+    if (b->head_len) { /* a WRITE's data arrived: the backend gets it inline */
+        iov[0] = (struct iovec){ b->head, b->head_len };
+        iov[1] = (struct iovec){ b->mem, b->len };
+        ch->stats.rdma_reads++;
+        ch->stats.rdma_read_bytes += b->len;
+        ch->host.to_stream(ch->host.ctx, iov, 2);
+    }
+    buf_free(ch, b);
+}

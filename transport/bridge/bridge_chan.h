@@ -1,0 +1,81 @@
+/* transport/bridge/bridge_chan.h — the SMB2 READ/WRITE RDMA channel at a bridge (the
+ * "companion helper"): the I/O-free decisions of transport/channel/ carried out with
+ * the engine's registrations and RDMA operations (MS-SMBD 3.1.4.3-3.1.4.6).
+ *
+ * Client role (the shim): a large unsigned WRITE from the program has its data copied
+ * into a registered buffer and goes out with a Buffer Descriptor V1 list instead (the
+ * server RDMA-reads it); a large READ registers a buffer the server RDMA-writes, and
+ * its response is rebuilt into the inline READ response the program expects, after
+ * the buffer is deregistered (no remote access is left once the program sees data).
+ * Server role (the relay): a client's channel WRITE is RDMA-read and forwarded inline
+ * to the TCP backend; a channel READ is forwarded inline and the backend's data is
+ * RDMA-written into the client's buffers before the rewritten response goes out, with
+ * Send with Invalidate when the client asked for it (RDMA_V1_INVALIDATE).
+ *
+ * The bridge hands every whole SMB2 message in both directions to this module first;
+ * it returns 1 when it took the message over, 0 when the bridge carries it unchanged. */
+#ifndef SMBDIRECT_BRIDGE_CHAN_H
+#define SMBDIRECT_BRIDGE_CHAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "smbd_conn.h"
+
+enum bridge_chan_role {
+    BRIDGE_CHAN_OFF,
+    BRIDGE_CHAN_CLIENT, /* the shim: the program is the SMB2 client */
+    BRIDGE_CHAN_SERVER, /* the relay: the SMB Direct peer is the SMB2 client */
+};
+
+/* What the channel asks of its bridge. */
+struct bridge_chan_host {
+    struct smbd_conn *conn;
+    int remote_invalidation;         /* the provider's (provider.h) */
+    void *ctx;
+    /* Writes one whole SMB2 message (the iovecs, without the Direct-TCP prefix, which
+     * the bridge adds) to the stream after everything already on its way there. 0, or
+     * -errno after which the bridge ends. */
+    int (*to_stream)(void *ctx, const struct iovec *iov, int iovcnt);
+    /* Ends the bridge with err and a reason (a protocol violation, an engine error). */
+    void (*fail)(void *ctx, int err, const char *why);
+};
+
+struct bridge_chan;
+
+/* threshold: client role, I/Os of more bytes use the channel (0: never). NULL when out of
+ * memory. */
+struct bridge_chan *bridge_chan_new(enum bridge_chan_role role, uint32_t threshold,
+                                    const struct bridge_chan_host *host);
+/* Deregisters and frees everything still outstanding. */
+void bridge_chan_free(struct bridge_chan *ch);
+
+/* A whole SMB2 message from the stream, bound for the SMB Direct peer. 1: taken (sent
+ * rewritten, or held until RDMA data is ready), 0: send it unchanged, -1: the bridge
+ * was failed. */
+int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                            uint64_t now_ms);
+
+/* A whole SMB2 message from the SMB Direct peer, bound for the stream. 1: taken, 0:
+ * write it unchanged, -1: the bridge was failed. first_only: msg is only the first
+ * fragment of a longer message (enough for its headers: the rest still streams). */
+int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len,
+                          int first_only);
+
+/* Whether a message whose first fragment is msg must be handed over whole (the server
+ * role rewrites channel requests, whose descriptor lists may span fragments). */
+int bridge_chan_wants_whole(const struct bridge_chan *ch, const uint8_t *msg, size_t len);
+
+/* Engine upcalls the bridge forwards. */
+void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token);
+void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);
+
+/* Counters for the relay's log line and tests. */
+struct bridge_chan_stats {
+    uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
+    uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
+};
+void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out);
+
+#endif
