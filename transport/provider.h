@@ -154,9 +154,11 @@ typedef void sd_destroy_fn(struct sd_qp *qp);
 
 struct sd_provider_ops {
     const char *name; /* "soft" or "rdma" */
-    /* 1 when a peer's Send with Invalidate can revoke a registration made with reg_mr
-     * (soft-iWARP, like siw). 0 for verbs: InfiniBand/RoCE invalidate remotely only
-     * fast-registered MRs and memory windows, not ibv_reg_mr regions (rxe refuses). */
+    /* 1 when Send with Invalidate works both ways: a peer's can revoke a registration
+     * made with reg_mr, and post_send carries invalidate_rkey (soft-iWARP, like siw).
+     * 0 for verbs: InfiniBand/RoCE invalidate remotely only fast-registered MRs and
+     * memory windows, not ibv_reg_mr regions (rxe refuses), and rdma-core's siw
+     * provider sends the invalidate STag as 0 (kernel siw peers then Terminate). */
     int remote_invalidation;
 
     /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the

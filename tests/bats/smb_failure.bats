@@ -97,9 +97,9 @@ interrupt_transfer() {
 }
 
 # A server whose MaxFragmentedSize is smaller than smbclient's WRITE (ksmbd offers
-# 173910 bytes): the shim cannot carry the message inline, so the connection ends with
-# an error naming the cause and the remedy, and smbclient exits with an error of its
-# own (not killed by SIGPIPE) within seconds.
+# 173910 bytes), with the RDMA channel off: the shim cannot carry the message inline, so
+# the connection ends with an error naming the cause and the remedy, and smbclient exits
+# with an error of its own (not killed by SIGPIPE) within seconds.
 @test "a WRITE larger than the server's MaxFragmentedSize fails cleanly, naming the cause" {
     require_shim
     local d t0 t1
@@ -109,6 +109,7 @@ interrupt_transfer() {
     senv_random_file "$d/one.bin" 1048576
     t0=$(senv_now)
     run timeout 30 env SMBDIRECT_TRANSPORT=soft SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=warn \
+        SMBDIRECT_RDMA_THRESHOLD=0 \
         "$SENV_BUILD/smbdirect" smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 -N \
         -c "put $d/one.bin one.bin"
     t1=$(senv_now)
@@ -116,4 +117,20 @@ interrupt_transfer() {
     [ "$status" -ne 0 ] && [ "$status" -lt 124 ]
     [[ "$output" == *"exceeds the peer's MaxFragmentedSize of 173910 bytes"* ]]
     awk -v a="$t0" -v b="$t1" 'BEGIN{exit !(b - a < 10)}'
+}
+
+# The same server with the channel on (the default): the 1 MiB WRITE leaves as a small
+# request and the relay RDMA-reads its data, so the put succeeds byte for byte.
+@test "a WRITE larger than the server's MaxFragmentedSize goes over the RDMA channel" {
+    require_shim
+    local d
+    senv_relay_stop TERM
+    senv_relay_start --max-fragmented-size 173910
+    d=$(work_dir)
+    senv_random_file "$d/one.bin" 1048576
+    run timeout 30 env SMBDIRECT_TRANSPORT=soft SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=warn \
+        "$SENV_BUILD/smbdirect" smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 -N \
+        -c "put $d/one.bin one.bin"
+    [ "$status" -eq 0 ]
+    assert_same_file "$d/one.bin" "$SENV_SHARE/one.bin"
 }
