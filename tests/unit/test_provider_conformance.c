@@ -720,6 +720,70 @@ static void invalidate_then_access(int use_read)
     close_pair(&p);
 }
 
+/* The READ/WRITE channel's token rule (MS-SMBD 3.1.4.4: after Deregister Buffer "no
+ * further remote access is possible"): a token used for one I/O and deregistered when
+ * that I/O completed is refused when the peer uses it again, and nothing is placed. */
+static void stale_token_after_io(int use_read)
+{
+    struct pair p;
+    connect_pair(&p);
+    struct buf region, local, s, r;
+    buf_reg(&p.b, &region, 4096, SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE);
+    buf_reg(&p.a, &local, 4096, SD_ACCESS_LOCAL_WRITE);
+    buf_reg(&p.a, &s, 16, 0);
+    buf_reg(&p.b, &r, 16, SD_ACCESS_LOCAL_WRITE);
+    struct sd_mr stale = region.mr;
+    struct sd_sge g = sge_of(&local, 0, 4096);
+    struct refusal want = refusal_outcome();
+    /* The I/O itself: a's RDMA Write lands, then its Send says so. */
+    fill_pattern(local.mem, 4096, 7);
+    post_recv_ok(&p.b, &r, 1, 0, 16);
+    post_recv_ok(&p.b, &r, 2, 0, 16);
+    assert_int_equal(P->post_write(p.a.qp, 3, &g, stale.rkey, stale.addr), 0);
+    send_ok(&p.a, &s, 4, 0, 16, 0);
+    expect_wc(&p, &p.a, 3, SD_WC_RDMA_WRITE, SD_WC_SUCCESS);
+    expect_wc(&p, &p.a, 4, SD_WC_SEND, SD_WC_SUCCESS);
+    expect_wc(&p, &p.b, 1, SD_WC_RECV, SD_WC_SUCCESS);
+    assert_memory_equal(region.mem, local.mem, 4096);
+    /* The I/O is complete: b deregisters, as the channel does before reusing memory. */
+    assert_int_equal(P->dereg_mr(p.b.qp, &region.mr), 0);
+    memset(region.mem, 0x5c, 4096);
+    memset(local.mem, 0x6d, 4096);
+    if (use_read) {
+        assert_int_equal(P->post_read(p.a.qp, 5, &g, stale.rkey, stale.addr), 0);
+        expect_wc(&p, &p.a, 5, SD_WC_RDMA_READ, want.read_wc);
+    } else {
+        assert_int_equal(P->post_write(p.a.qp, 5, &g, stale.rkey, stale.addr), 0);
+        expect_wc(&p, &p.a, 5, SD_WC_RDMA_WRITE, want.write_wc);
+    }
+    assert_int_equal(expect_conn_lost(&p, &p.a), want.lost);
+    assert_int_not_equal(expect_conn_lost(&p, &p.b), SD_WC_SUCCESS);
+    for (size_t i = 0; i < 4096; i++)
+        if (region.mem[i] != 0x5c)
+            fail_msg("byte %zu was placed through a stale token", i);
+    if (use_read)
+        for (size_t i = 0; i < 4096; i++)
+            if (local.mem[i] != 0x6d)
+                fail_msg("byte %zu was read through a stale token", i);
+    free(region.mem);
+    buf_free(&p.a, &local);
+    buf_free(&p.a, &s);
+    buf_free(&p.b, &r);
+    close_pair(&p);
+}
+
+static void test_stale_token_write_refused(void **state)
+{
+    (void)state;
+    stale_token_after_io(0);
+}
+
+static void test_stale_token_read_refused(void **state)
+{
+    (void)state;
+    stale_token_after_io(1);
+}
+
 static void test_send_with_invalidate_then_read_refused(void **state)
 {
     (void)state;
@@ -1122,6 +1186,8 @@ static void test_throughput_report(void **state)
     cmocka_unit_test(test_rdma_write_1m),                                     \
     cmocka_unit_test(test_rdma_read_1m),                                      \
     cmocka_unit_test(test_many_reads_beyond_ord),                             \
+    cmocka_unit_test(test_stale_token_write_refused),                         \
+    cmocka_unit_test(test_stale_token_read_refused),                          \
     cmocka_unit_test(test_send_with_invalidate_then_read_refused),            \
     cmocka_unit_test(test_send_with_invalidate_then_write_refused),           \
     cmocka_unit_test(test_write_out_of_bounds_refused),                       \
