@@ -209,7 +209,7 @@ static void client_request(struct roles *r, struct input *in)
         abort();
     d = (struct smbd_buffer_desc){ .offset = 0x1000, .token = TOKEN(plan.message_id),
                                    .length = plan.length };
-    need = chan_request_size(1);
+    need = CHAN_REQUEST_SIZE(1);
     outlen = out_len(in, need);
     out = malloc(outlen ? outlen : 1);
     if (!out)

@@ -34,8 +34,8 @@ static void client_plan(struct chan_client *cc, uint16_t dialect, const uint8_t 
 static void request_size(void **state)
 {
     (void)state;
-    assert_int_equal(chan_request_size(1), 128);
-    assert_int_equal(chan_request_size(4095), 112 + 65520);
+    assert_int_equal(CHAN_REQUEST_SIZE(1), 128);
+    assert_int_equal(CHAN_REQUEST_SIZE(4095), 112 + 65520);
 }
 
 static void write_request_carries_descriptors_instead_of_data(void **state)
@@ -120,7 +120,7 @@ static void request_builders_check_space_count_and_kind(void **state)
     struct chan_client cc;
     struct chan_client_plan plan;
     struct smbd_buffer_desc *many = calloc(4096, sizeof(*many));
-    uint8_t *big = malloc(chan_request_size(4095));
+    uint8_t *big = malloc(CHAN_REQUEST_SIZE(4095));
 
     (void)state;
     assert_non_null(many);
@@ -135,11 +135,11 @@ static void request_builders_check_space_count_and_kind(void **state)
     for (size_t i = 0; i < 4096; i++)
         many[i] = (struct smbd_buffer_desc){ .offset = i, .token = 9, .length = 2 };
     assert_int_equal(chan_build_read_request(m, sizeof(m), &plan, many, 4095, big,
-                                             chan_request_size(4095)),
-                     (int)chan_request_size(4095));
+                                             CHAN_REQUEST_SIZE(4095)),
+                     (int)CHAN_REQUEST_SIZE(4095));
     assert_int_equal(big[110] | big[111] << 8, 65520);
     assert_int_equal(chan_build_read_request(m, sizeof(m), &plan, many, 4096, big,
-                                             chan_request_size(4095)), -1);
+                                             CHAN_REQUEST_SIZE(4095)), -1);
     free(many);
     free(big);
     chan_client_fini(&cc);

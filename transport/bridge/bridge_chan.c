@@ -155,7 +155,7 @@ static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                        const struct chan_client_plan *plan, uint64_t now_ms)
 {
     struct smbd_buffer_desc descs[CHAN_CLIENT_DESCS];
-    uint8_t out[SMB2_RW_REQ_FIXED + CHAN_CLIENT_DESCS * 16];
+    uint8_t out[CHAN_REQUEST_SIZE(CHAN_CLIENT_DESCS)];
     struct chan_buf *b = buf_new(plan->length);
     int is_write = plan->kind == CHAN_WRITE, n, rc;
     size_t nd = 0;
@@ -255,7 +255,9 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     if (rc < 0) {
         buf_free(ch, b);
         return chan_fail(ch, rc == -EEXIST ? -EPROTO : rc,
-                         "RDMA channel: a second request with an outstanding MessageId");
+                         rc == -EEXIST ? "RDMA channel: a second request with an outstanding "
+                                         "MessageId"
+                                       : "RDMA channel: out of memory for a request's descriptors");
     }
     if (plan.kind == CHAN_READ) {
         n = chan_build_inline_read(msg, len, &plan, head, sizeof(head));

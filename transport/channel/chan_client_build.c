@@ -7,18 +7,13 @@
 #include "chan_desc.h"
 #include "smb2_wire.h"
 
-size_t chan_request_size(size_t ndescs)
-{
-    return SMB2_RW_REQ_FIXED + ndescs * SMBD_BUFFER_DESC_SIZE;
-}
-
 /* The request with its channel fields set; r starts as msg's own fields. */
 static int build_request(const uint8_t *msg, size_t len, uint16_t command,
                          const struct chan_client_plan *plan, const struct smbd_buffer_desc *descs,
                          size_t ndescs, uint8_t *out, size_t outlen)
 {
     struct smb2_rw_req r;
-    size_t need = chan_request_size(ndescs);
+    size_t need = CHAN_REQUEST_SIZE(ndescs);
 
     if (ndescs == 0 || ndescs > CHAN_MAX_DESCS || outlen < need ||
         smb2_rw_req_decode(msg, len, command, &r) != 0)

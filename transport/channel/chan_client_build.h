@@ -11,9 +11,11 @@
 #include <stdint.h>
 
 #include "chan_client.h"
+#include "smb2_wire.h"
+#include "smbd_wire.h"
 
 /* Bytes of a rewritten request carrying ndescs descriptors: 64 + 48 + 16 * ndescs. */
-size_t chan_request_size(size_t ndescs);
+#define CHAN_REQUEST_SIZE(ndescs) (SMB2_RW_REQ_FIXED + (size_t)(ndescs) * SMBD_BUFFER_DESC_SIZE)
 
 /* The WRITE of plan (CHAN_WRITE) over the channel: msg's header and fixed body with
  * DataOffset 0, Length 0, Channel plan->channel, RemainingBytes plan->length,
