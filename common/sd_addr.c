@@ -92,6 +92,23 @@ void sd_addr_set_port(struct sockaddr *sa, int port)
         ((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
 }
 
+int sd_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family || sd_addr_port(a) != sd_addr_port(b))
+        return 0;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)a;
+        const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)b;
+
+        return memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0 &&
+               x->sin6_scope_id == y->sin6_scope_id;
+    }
+    return 0;
+}
+
 char *sd_addr_format(const struct sockaddr *sa, char *buf, size_t len)
 {
     char ip[INET6_ADDRSTRLEN] = "?";

@@ -21,6 +21,10 @@ char *sd_addr_format(const struct sockaddr *sa, char *buf, size_t len);
 int sd_addr_port(const struct sockaddr *sa);
 void sd_addr_set_port(struct sockaddr *sa, int port);
 
+/* 1 when a and b are the same AF_INET/AF_INET6 address and port (an IPv6 scope id
+ * too), else 0 (other families never compare equal). */
+int sd_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
+
 #define SD_ADDR_STRLEN 64
 
 #endif

@@ -116,12 +116,23 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)st->smbd.bytes_delivered);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
-                "bytes written by it", (unsigned long long)st->chan.rdma_reads,
+                "bytes written by it, buffers peak %llu bytes",
+                (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
-                (unsigned long long)st->chan.rdma_write_bytes);
+                (unsigned long long)st->chan.rdma_write_bytes,
+                (unsigned long long)st->chan.mem_peak);
     shim_fdtable_tunnel_ended(&job->app_key, err);
     free(job);
+}
+
+/* The program's READ/WRITE on this tunnel must fit inline from now on
+ * (interpose_smb2cli.c reads it). */
+static void tunnel_inline_only(void *ctx)
+{
+    struct shim_tunnel_job *job = ctx;
+
+    shim_fdtable_set_inline_only(&job->app_key);
 }
 
 /* Runs on the engine thread. */
@@ -132,6 +143,9 @@ static void start_bridge(void *ctx)
     const struct smbd_bridge_opts opts = {
         .channel = BRIDGE_CHAN_CLIENT,
         .channel_threshold = shim_config_get()->set.rdma_threshold,
+        .channel_memory = shim_config_get()->set.channel_memory,
+        .channel_memory_total = shim_config_get()->set.channel_memory_total,
+        .on_inline_io = tunnel_inline_only,
     };
 
     if (!smbd_bridge_start(job->loop, job->link, job->engine_fd, &opts, tunnel_ended, job)) {

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "sd_addr.h"
+
 
 
 struct shim_opt {
@@ -135,6 +137,40 @@ int shim_fdtable_lookup(int fd, struct shim_fd_info *out)
         *out = e->info;
     pthread_mutex_unlock(&table_lock);
     return 1;
+}
+
+int shim_fdtable_find_by_names(const struct sockaddr_storage *local,
+                               const struct sockaddr_storage *peer, struct shim_fd_info *out)
+{
+    struct shim_fd_entry *e, *tmp;
+    int found = 0;
+
+    if (atomic_load(&table_count) == 0)
+        return 0;
+    pthread_mutex_lock(&table_lock);
+    HASH_ITER(hh, table, e, tmp) {
+        if (e->info.state == SHIM_FD_CONNECTED &&
+            sd_addr_equal((const struct sockaddr *)&e->info.local,
+                          (const struct sockaddr *)local) &&
+            sd_addr_equal((const struct sockaddr *)&e->info.peer,
+                          (const struct sockaddr *)peer)) {
+            *out = e->info;
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+void shim_fdtable_set_inline_only(const struct shim_fd_key *key)
+{
+    struct shim_fd_entry *e;
+
+    pthread_mutex_lock(&table_lock);
+    if ((e = find_key(key)) != NULL)
+        e->info.io.inline_only = 1;
+    pthread_mutex_unlock(&table_lock);
 }
 
 int shim_fdtable_take_error(int fd)

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "shim_iosize.h"
+
 struct shim_fd_key {
     dev_t dev;
     ino_t ino;
@@ -34,7 +36,16 @@ struct shim_fd_info {
     int fd_flags;                    /* FD_CLOEXEC at connect() */
     enum shim_fd_state state;
     int pending_error;               /* reported once by SO_ERROR (errno value) */
+    struct shim_iosize_limits io;    /* how large the program's SMB2 READ/WRITE may be */
 };
+
+/* 1 and a copy in *out when a CONNECTED tunnel has exactly these local and peer inet
+ * addresses (what getsockname/getpeername answer for it), else 0. */
+int shim_fdtable_find_by_names(const struct sockaddr_storage *local,
+                               const struct sockaddr_storage *peer, struct shim_fd_info *out);
+
+/* The engine learnt that the tunnel's READ/WRITE go inline from now on (io.inline_only). */
+void shim_fdtable_set_inline_only(const struct shim_fd_key *key);
 
 /* The key of fd (an open socket), or -1 with errno set. */
 int shim_fd_key_of(int fd, struct shim_fd_key *key);

@@ -171,6 +171,20 @@ static void describe_local(int fd, struct smbd_link *link, int family, struct sh
     }
 }
 
+static void describe_io_limits(struct smbd_link *link, const struct shim_config *cfg,
+                              struct shim_iosize_limits *io)
+{
+    struct smbd_params p;
+
+    memset(&p, 0, sizeof(p));
+    smbd_conn_query(smbd_link_conn(link), &p);
+    io->peer_max_fragmented = p.neg.max_fragmented_send_size;
+    io->own_max_fragmented = p.neg.max_fragmented_recv_size;
+    io->max_read_write = p.neg.max_read_write_size;
+    io->channel_threshold = cfg->set.rdma_threshold;
+    io->inline_only = 0;
+}
+
 /* Swaps the program's fd for a socketpair end bridged to link. Consumes link.
  * 0 or -errno (the program's fd is then unchanged only if the swap did not happen). */
 static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct sockaddr *addr,
@@ -195,6 +209,7 @@ static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct so
     info.status_flags = status;
     info.fd_flags = fdflags;
     describe_local(fd, link, info.family, &info);
+    describe_io_limits(link, cfg, &info.io);
     grow_buffers(sv[0], (int)cfg->set.sockbuf);
     grow_buffers(sv[1], (int)cfg->set.sockbuf);
     carry_socket_options(fd, sv[0]);

@@ -50,7 +50,8 @@ static const char usage_tail[] =
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
     "         fragments in F out F, reason TEXT\n"
     "  relay: conn N channel: rdma_read N ops B bytes (WRITE data), rdma_write N ops B\n"
-    "         bytes (READ data)     (when the SMB2 RDMA read/write channel was used)\n"
+    "         bytes (READ data), buffers peak B bytes   (when the SMB2 RDMA read/write\n"
+    "         channel was used; the peak is bounded by --channel-memory)\n"
     "  relay: conn N failed: TEXT\n"
     "\n"
     "SIGINT or SIGTERM closes every connection and exits 0. Exit status 2 means bad\n"
@@ -77,6 +78,7 @@ struct relay {
     struct sd_listener *listener;
     int listener_fd;
     struct smbd_link_opts opts;
+    struct smbd_bridge_opts bridge_opts;
     struct sockaddr_storage backend;
     socklen_t backend_len;
     char backend_str[SD_ADDR_STRLEN];
@@ -129,11 +131,12 @@ static void conn_bridge_ended(void *ctx, const struct smbd_bridge_stats *st, int
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         fprintf(stderr,
                 "relay: conn %u channel: rdma_read %llu ops %llu bytes (WRITE data), rdma_write "
-                "%llu ops %llu bytes (READ data)\n",
+                "%llu ops %llu bytes (READ data), buffers peak %llu bytes\n",
                 c->id, (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
-                (unsigned long long)st->chan.rdma_write_bytes);
+                (unsigned long long)st->chan.rdma_write_bytes,
+                (unsigned long long)st->chan.mem_peak);
     if (c->r->log_stats)
         fprintf(stderr,
                 "relay: conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "
@@ -190,9 +193,7 @@ static void backend_connect_done(struct relay_conn *c, int err)
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     conn_print_established(c, k);
-    c->bridge = smbd_bridge_start(r->loop, k, fd,
-                                  &(struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER },
-                                  conn_bridge_ended, c);
+    c->bridge = smbd_bridge_start(r->loop, k, fd, &r->bridge_opts, conn_bridge_ended, c);
     if (!c->bridge) {
         conn_failed(c, "cannot start the bridge");
         conn_unlink_free(c);
@@ -420,6 +421,9 @@ int main(int argc, char **argv)
     if ((rc = parse_args(argc, argv, &r, &set, &listen_addr, &listen_len)) != 0)
         return rc;
     sd_settings_link_opts(&set, SMBD_ROLE_PASSIVE, &r.opts);
+    r.bridge_opts = (struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER,
+                                               .channel_memory = set.channel_memory,
+                                               .channel_memory_total = set.channel_memory_total };
     sd_addr_format((struct sockaddr *)&r.backend, r.backend_str, sizeof(r.backend_str));
     sd_addr_format((struct sockaddr *)&listen_addr, listen_str, sizeof(listen_str));
     provider = sd_settings_provider(set.transport);

@@ -55,28 +55,38 @@ ksmbd_check_get_rate() {
     rm -rf "$d"
 }
 
-# ksmbd_check_large_put_get ADDR VIA LABEL — puts and gets 64 MiB in one session: smbclient
-# writes and reads up to 8 MiB per SMB2 request, far above ksmbd's MaxFragmentedSize (173910),
-# so the put can only succeed over the RDMA read/write channel (ksmbd RDMA-reads the WRITE data
-# from and RDMA-writes the READ data into the shim's registered buffers; inline, the shim
-# refuses the first WRITE naming MaxFragmentedSize). Both copies keep their sha256. The rate is
+# ksmbd_check_large_put_get ADDR VIA LABEL [signed] — puts and gets 64 MiB in one session:
+# smbclient writes and reads up to 8 MiB per SMB2 request, far above ksmbd's MaxFragmentedSize
+# (173910). Unsigned, the put can only succeed over the RDMA read/write channel (ksmbd
+# RDMA-reads the WRITE data from and RDMA-writes the READ data into the shim's registered
+# buffers; inline, the shim would refuse the first WRITE naming MaxFragmentedSize). With
+# "signed" (smbclient --client-protection=sign) the data must travel inline under the
+# signature, so the shim lowers smbclient's WRITE and READ sizes to fit (its debug log says
+# so) and no message exceeds MaxFragmentedSize. Both copies keep their sha256. The rate is
 # noted, with the shim's channel counts when its log line made it out before smbclient exited.
 ksmbd_check_large_put_get() {
-    local addr=$1 via=$2 label=$3 d name t0 t1 line size=$((64 * 1024 * 1024))
+    local addr=$1 via=$2 label=$3 mode=${4:-channel} d name t0 t1 line size=$((64 * 1024 * 1024))
+    local args=()
+    [ "$mode" = signed ] && args=(--client-protection=sign)
     d=$(mktemp -d)
-    name=put-64m-$via.bin
+    name=put-64m-$via-$mode.bin
     senv_random_file "$d/put.bin" "$size"
     t0=$(senv_now)
-    run vm_smbclient_ksmbd "$addr" "$via" -c "put $d/put.bin $name; get $name $d/back.bin"
+    SMBDIRECT_LOG=debug run vm_smbclient_ksmbd "$addr" "$via" "${args[@]}" \
+        -c "put $d/put.bin $name; get $name $d/back.bin"
     t1=$(senv_now)
-    echo "$output"
+    grep -v ' debug: ' <<<"$output" || true
     [ "$status" -eq 0 ]
     ksmbd_assert_smb_direct "$via"
     ksmbd_assert_same "$d/put.bin" "$name"
     cmp "$d/put.bin" "$d/back.bin"
-    if grep -q 'MaxFragmentedSize' <<<"$output"; then echo "a WRITE went inline" >&2; return 1; fi
+    if grep -q 'exceeds the peer' <<<"$output"; then echo "a message exceeded MaxFragmentedSize" >&2; return 1; fi
+    if [ "$mode" = signed ]; then
+        grep -q 'SMB2 WRITE size [0-9]* lowered to [0-9]* to fit the SMB Direct connection (READ/WRITE go inline)' <<<"$output"
+        if grep -q 'RDMA channel: ' <<<"$output"; then echo "a signed session used the channel" >&2; return 1; fi
+    fi
     line=$(grep -m1 'RDMA channel: ' <<<"$output" | sed 's/.*RDMA channel: /; /') || true
-    vm_note "$label: put + get 64 MiB over the RDMA channel in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, $(senv_rate $((2 * size)) "$t0" "$t1") MiB/s (whole smbclient run)$line"
+    vm_note "$label: $mode put + get 64 MiB in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, $(senv_rate $((2 * size)) "$t0" "$t1") MiB/s (whole smbclient run)$line"
     rm -rf "$d"
 }
 

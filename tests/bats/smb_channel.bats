@@ -5,7 +5,10 @@
 # must travel by RDMA Write and RDMA Read (the relay's "channel:" line counts the bytes,
 # and the SMB Direct messages then carry only requests and responses); at 2.1, in a
 # signed session, or with SMBDIRECT_RDMA_THRESHOLD=0 the data travels inline. Every
-# transfer is checked with sha256 both ways.
+# transfer is checked with sha256 both ways. Where I/O goes inline against a peer whose
+# MaxFragmentedSize (128 KiB here, 170 KiB for ksmbd, 1 MiB for Windows) is below
+# Samba's 8 MiB READ/WRITE, the shim lowers the sizes smbclient asks the connection
+# for (preload/interpose_smb2cli.c), so each message still fits.
 
 load helpers
 
@@ -97,4 +100,74 @@ assert_data_inline() {
     put_get -m SMB3_11 "$(senv_user_auth)"
     grep -q "signed connect to service share initially as user $SENV_USER " "$SENV_SMBD_LOG"
     assert_data_inline
+}
+
+# small_fragments_start [smbd options...] — smbd, and a relay offering the smallest
+# MaxFragmentedSize MS-SMBD allows (128 KiB): an inline 8 MiB WRITE could not reach it.
+small_fragments_start() {
+    require_shim
+    suite_start_smbd 127.0.0.17 "$@"
+    senv_relay_start --max-fragmented-size 131072
+}
+
+# put_get_small_fragments [smbclient args...] — put_get with the shim also reassembling
+# at most 128 KiB, logging at debug level (the lowered sizes are logged there).
+put_get_small_fragments() {
+    SMBDIRECT_LOG=debug SMBDIRECT_MAX_FRAGMENTED_SIZE=131072 put_get "$@"
+}
+
+# assert_sizes_lowered — smbclient's WRITE and READ sizes were lowered to fit 128 KiB.
+assert_sizes_lowered() {
+    grep -q "SMB2 WRITE size 8388608 lowered to 126976 to fit the SMB Direct connection" <<<"$output" || {
+        echo "the WRITE size was not lowered" >&2; return 1; }
+    grep -q "SMB2 READ size 8388608 lowered to 126976 to fit the SMB Direct connection" <<<"$output" || {
+        echo "the READ size was not lowered" >&2; return 1; }
+}
+
+@test "signed SMB 3.1.1 against a 128 KiB MaxFragmentedSize: smbclient's I/O is sized to fit, 64 MiB put and get succeed" {
+    small_fragments_start signing=mandatory min_protocol=SMB3_11 guest=no
+    senv_add_user
+    put_get_small_fragments -m SMB3_11 "$(senv_user_auth)"
+    assert_sizes_lowered
+    assert_data_inline
+}
+
+@test "encrypted SMB 3.1.1 against a 128 KiB MaxFragmentedSize: 64 MiB put and get succeed" {
+    small_fragments_start min_protocol=SMB3_11 guest=no
+    senv_add_user
+    put_get_small_fragments -m SMB3_11 --client-protection=encrypt "$(senv_user_auth)"
+    assert_sizes_lowered
+    assert_data_inline
+}
+
+@test "SMB 2.1 and SMBDIRECT_RDMA_THRESHOLD=0 against a 128 KiB MaxFragmentedSize: sized to fit inline" {
+    small_fragments_start signing=disabled
+    put_get_small_fragments -m SMB2_10
+    assert_sizes_lowered
+    assert_data_inline
+    SMBDIRECT_RDMA_THRESHOLD=0 put_get_small_fragments -m SMB3_11
+    assert_sizes_lowered
+    assert_data_inline
+}
+
+@test "unsigned SMB 3.1.1 against a 128 KiB MaxFragmentedSize keeps Samba's 8 MiB I/O on the RDMA channel" {
+    small_fragments_start signing=disabled
+    put_get_small_fragments -m SMB3_11
+    ! grep -q "lowered" <<<"$output"
+    assert_data_by_rdma
+}
+
+# buffers_peak — the "buffers peak" bytes of the relay's latest channel line.
+buffers_peak() {
+    last_conn_line channel | sed -n 's/.*buffers peak \([0-9]*\) bytes.*/\1/p'
+}
+
+@test "channel buffer memory is bounded: with 1 MiB per connection the relay holds one 8 MiB I/O at a time, 64 MiB put and get intact" {
+    require_shim
+    suite_start_smbd 127.0.0.17 signing=disabled
+    senv_relay_start --channel-memory 1048576
+    SMBDIRECT_CHANNEL_MEMORY=1048576 put_get -m SMB3_11
+    assert_data_by_rdma
+    # one I/O always proceeds (it alone is over the budget), never two
+    [ "$(buffers_peak)" -eq $((8 << 20)) ]
 }

@@ -34,7 +34,7 @@ static void client_at(struct chan_client *cc, uint16_t dialect, uint32_t thresho
     assert_int_equal(res.action, CHAN_CLIENT_PASS);
 }
 
-static enum chan_kind plan_read(const struct chan_client *cc, uint32_t length)
+static enum chan_kind plan_read(struct chan_client *cc, uint32_t length)
 {
     struct chan_client_plan plan;
     size_t len = th_smb2_plain_read(msg, 1, length);
@@ -42,7 +42,7 @@ static enum chan_kind plan_read(const struct chan_client *cc, uint32_t length)
     return chan_client_plan_request(cc, msg, len, &plan);
 }
 
-static enum chan_kind plan_write(const struct chan_client *cc, uint32_t length)
+static enum chan_kind plan_write(struct chan_client *cc, uint32_t length)
 {
     struct chan_client_plan plan;
     size_t len = th_smb2_plain_write(msg, 1, length);
@@ -156,6 +156,58 @@ static void max_io_edge(void **state)
     client_at(&cc, 0x0300, THRESHOLD);
     cc.max_io = MAX_IO - 1; /* a WRITE one byte over */
     assert_int_equal(plan_write(&cc, MAX_IO), CHAN_PASS);
+    chan_client_fini(&cc);
+}
+
+/* What makes READ/WRITE inline for good (the shim then sizes the program's I/O to fit
+ * one SMB Direct message), and what does not. */
+static void inline_only_follows_dialect_threshold_signing_sealing_and_give_up(void **state)
+{
+    struct chan_client cc;
+    struct chan_client_plan plan;
+    size_t len;
+
+    (void)state;
+    chan_client_init(&cc, THRESHOLD, MAX_IO);
+    assert_false(chan_client_inline_only(&cc)); /* dialect not decided yet */
+    chan_client_fini(&cc);
+    client_at(&cc, 0x02FF, THRESHOLD);
+    assert_false(chan_client_inline_only(&cc)); /* a second NEGOTIATE follows */
+    chan_client_fini(&cc);
+    client_at(&cc, 0x0210, THRESHOLD);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+    client_at(&cc, 0x0311, 0);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+
+    /* 3.1.1 with the channel on: plain requests leave it usable ... */
+    client_at(&cc, 0x0311, THRESHOLD);
+    len = th_smb2_plain_read(msg, 1, 65536);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_READ);
+    len = th_smb2_plain_read(msg, 2, 100);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_false(chan_client_inline_only(&cc));
+    /* ... a signed request of any command ends it (the session signs from now on) */
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    sd_put_le16(msg + 12, 0x0003); /* TREE_CONNECT */
+    chan_client_plan_request(&cc, msg, len, &plan);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+
+    /* an encrypted message (transform header) ends it too */
+    client_at(&cc, 0x0311, THRESHOLD);
+    memcpy(msg, "\xFDSMB", 4);
+    chan_client_plan_request(&cc, msg, 64, &plan);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+
+    /* the glue gave up (registration refused): every request passes from now on */
+    client_at(&cc, 0x0311, THRESHOLD);
+    chan_client_give_up(&cc);
+    assert_true(chan_client_inline_only(&cc));
+    len = th_smb2_plain_read(msg, 3, 65536);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
     chan_client_fini(&cc);
 }
 
@@ -662,6 +714,7 @@ int main(void)
         cmocka_unit_test(remote_invalidation_of_the_right_token_is_recorded),
         cmocka_unit_test(remote_invalidation_of_another_token_is_an_error),
         cmocka_unit_test(teardown_drains_every_cookie),
+        cmocka_unit_test(inline_only_follows_dialect_threshold_signing_sealing_and_give_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -347,7 +347,8 @@ static void test_environment_and_flags_agree(void **state)
             }
         }
     }
-    assert_int_equal(rows, 10); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord */
+    assert_int_equal(rows, 12); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord,
+                                   channel memory per connection and in all */
 }
 
 /* ---- the environment front end ---- */

@@ -36,3 +36,7 @@ setup() {
 @test "smbclient + shim, verbs on rxe -> ksmbd: 64 MiB put and get over the RDMA read/write channel keep sha256" {
     ksmbd_check_large_put_get "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }
+
+@test "smbclient + shim, verbs on rxe -> ksmbd: signed session, 64 MiB put and get sized to fit ksmbd's MaxFragmentedSize keep sha256" {
+    ksmbd_check_large_put_get "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe" signed
+}

@@ -53,6 +53,10 @@ teardown() { cifs_umount; }
     ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
+@test "smbclient + shim, soft-iWARP -> ksmbd on siw: signed session, 64 MiB put and get sized to fit ksmbd's MaxFragmentedSize keep sha256" {
+    ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw" signed
+}
+
 @test "smbclient + shim, verbs on siw -> ksmbd: ls, get and put keep sha256" {
     ksmbd_check_ls_get_put "$VM_SIW_IP" rdma
 }
@@ -63,6 +67,10 @@ teardown() { cifs_umount; }
 
 @test "smbclient + shim, verbs on siw -> ksmbd: 64 MiB put and get over the RDMA read/write channel keep sha256" {
     ksmbd_check_large_put_get "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+}
+
+@test "smbclient + shim, verbs on siw -> ksmbd: signed session, 64 MiB put and get sized to fit ksmbd's MaxFragmentedSize keep sha256" {
+    ksmbd_check_large_put_get "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw" signed
 }
 
 @test "control, kernel to kernel: cifs -o rdma (RDMA read/write channel) -> ksmbd on siw: copy both ways" {

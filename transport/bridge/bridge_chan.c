@@ -5,6 +5,7 @@
 #include "bridge_chan.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,28 +30,70 @@ struct chan_buf {
     struct chan_buf *prev, *next;    /* server role: in the RDMA list until rdma_done */
 };
 
+/* A client's channel WRITE whose RDMA Read waits for buffer memory (server role). */
+struct chan_pending {
+    uint64_t message_id;
+    uint32_t size;
+    uint8_t head[SMB2_RW_REQ_FIXED];
+    size_t head_len;
+    struct chan_pending *next;
+};
+
 struct bridge_chan {
     enum bridge_chan_role role;
     struct bridge_chan_host host;
     struct chan_client cc;
     struct chan_server cs;
     uint32_t invalidated;            /* token of a Send with Invalidate not yet matched */
-    int reg_warned;
+    int inline_reported;             /* client role: host.inline_io was called */
     struct chan_buf *rdma;           /* server role: buffers an RDMA Read/Write still uses */
+    struct chan_pending *pending, **pending_tail; /* server WRITEs waiting for memory */
+    uint64_t mem_used;               /* bytes of this connection's buffers */
     struct bridge_chan_stats stats;
 };
 
-static struct chan_buf *buf_new(uint32_t len)
+/* Buffer bytes of every connection of the process (the engine may run one loop per
+ * thread: atomic). */
+static _Atomic uint64_t process_mem_used;
+
+/* Whether len more bytes fit the connection's and the process's budgets. A connection
+ * holding nothing may exceed its own (one I/O always proceeds), not the process's
+ * unless the process holds nothing either: memory that others hold is freed as their
+ * I/O completes, whatever this connection does. */
+static int budget_allows(const struct bridge_chan *ch, uint64_t len)
+{
+    uint64_t process = atomic_load(&process_mem_used);
+
+    if (ch->mem_used > 0 && ch->mem_used + len > ch->host.mem_limit)
+        return 0;
+    return process == 0 || process + len <= ch->host.mem_limit_total;
+}
+
+/* A buffer of len bytes charged to the budgets (NULL when out of memory). */
+static struct chan_buf *buf_new_charged(struct bridge_chan *ch, uint32_t len)
 {
     struct chan_buf *b = calloc(1, sizeof(*b));
 
-    if (b && !(b->mem = malloc(len ? len : 1))) {
+    if (!b)
+        return NULL;
+    if (!(b->mem = malloc(len ? len : 1))) {
         free(b);
         return NULL;
     }
-    if (b)
-        b->len = len;
+    b->len = len;
+    ch->mem_used += len;
+    atomic_fetch_add(&process_mem_used, len);
+    if (ch->mem_used > ch->stats.mem_peak)
+        ch->stats.mem_peak = ch->mem_used;
     return b;
+}
+
+/* buf_new_charged when the budgets have room: NULL with *busy 1 when they have none
+ * now, NULL with *busy 0 when out of memory. */
+static struct chan_buf *buf_new(struct bridge_chan *ch, uint32_t len, int *busy)
+{
+    *busy = !budget_allows(ch, len);
+    return *busy ? NULL : buf_new_charged(ch, len);
 }
 
 /* MS-SMBD 3.1.4.4: remote access ends before the memory is reused or freed. */
@@ -60,6 +103,8 @@ static void buf_free(struct bridge_chan *ch, struct chan_buf *b)
         return;
     if (b->reg)
         smbd_conn_deregister_buffer(ch->host.conn, b->reg);
+    ch->mem_used -= b->len;
+    atomic_fetch_sub(&process_mem_used, b->len);
     free(b->mem);
     free(b);
 }
@@ -86,6 +131,7 @@ struct bridge_chan *bridge_chan_new(enum bridge_chan_role role, uint32_t thresho
                      p.neg.max_read_write_size);
     ch->cc.remote_invalidation = host->remote_invalidation;
     chan_server_init(&ch->cs, p.neg.max_read_write_size);
+    ch->pending_tail = &ch->pending;
     return ch;
 }
 
@@ -123,6 +169,12 @@ void bridge_chan_free(struct bridge_chan *ch)
     chan_table_release_all(&ch->cc.ios);
     free_released(ch, &ch->cc.ios);
     chan_client_fini(&ch->cc);
+    while (ch->pending) {
+        struct chan_pending *w = ch->pending;
+
+        ch->pending = w->next;
+        free(w);
+    }
     /* Buffers of RDMA operations still posted: the bridge frees its link right after,
      * which flushes them (their rdma_done never comes). */
     while (ch->rdma) {
@@ -150,16 +202,19 @@ void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token)
 /* ---- client role (the shim) ---- */
 
 /* A READ or WRITE the plan moves over the channel: register, rewrite, send, track. 1,
- * 0 (registration refused: the message goes inline, the reason logged once) or -1. */
+ * 0 (registration refused: the message and all later ones go inline, the reason
+ * logged), BRIDGE_CHAN_WAIT (no buffer memory now) or -1. */
 static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                        const struct chan_client_plan *plan, uint64_t now_ms)
 {
     struct smbd_buffer_desc descs[CHAN_CLIENT_DESCS];
     uint8_t out[CHAN_REQUEST_SIZE(CHAN_CLIENT_DESCS)];
-    struct chan_buf *b = buf_new(plan->length);
-    int is_write = plan->kind == CHAN_WRITE, n, rc;
+    int is_write = plan->kind == CHAN_WRITE, n, rc, busy;
+    struct chan_buf *b = buf_new(ch, plan->length, &busy);
     size_t nd = 0;
 
+    if (busy)
+        return BRIDGE_CHAN_WAIT; /* the program's request waits in the stream */
     if (!b)
         return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
     if (is_write)
@@ -168,10 +223,10 @@ static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                                    is_write ? SMBD_REG_PEER_READ : SMBD_REG_PEER_WRITE, &b->reg,
                                    descs, CHAN_CLIENT_DESCS, &nd);
     if (rc < 0) {
-        if (!ch->reg_warned++)
-            sd_warn("RDMA channel: registering a %u-byte buffer failed (%s)%s; SMB2 I/O goes "
-                    "inline", plan->length, strerror(-rc),
-                    rc == -ENOMEM || rc == -EPERM ? ": raise RLIMIT_MEMLOCK (ulimit -l)" : "");
+        sd_warn("RDMA channel: registering a %u-byte buffer failed (%s)%s; SMB2 I/O on this "
+                "connection goes inline from now on", plan->length, strerror(-rc),
+                rc == -ENOMEM || rc == -EPERM ? ": raise RLIMIT_MEMLOCK (ulimit -l)" : "");
+        chan_client_give_up(&ch->cc);
         b->reg = NULL;
         buf_free(ch, b);
         return 0;
@@ -211,6 +266,16 @@ static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t 
     return ch->host.to_stream(ch->host.ctx, iov, 2) < 0 ? -1 : 1;
 }
 
+/* Tells the host, once, that READ/WRITE go inline from now on. */
+static void report_inline(struct bridge_chan *ch)
+{
+    if (ch->inline_reported || !chan_client_inline_only(&ch->cc))
+        return;
+    ch->inline_reported = 1;
+    if (ch->host.inline_io)
+        ch->host.inline_io(ch->host.ctx);
+}
+
 static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len)
 {
     struct chan_client_result res;
@@ -219,6 +284,7 @@ static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
 
     chan_client_on_response(&ch->cc, msg, len, ch->invalidated, &res);
     ch->invalidated = 0;
+    report_inline(ch);
     if (res.action == CHAN_CLIENT_ERROR)
         rc = chan_fail(ch, -EPROTO, res.why);
     while (chan_table_take_released(&ch->cc.ios, &r)) {
@@ -231,14 +297,50 @@ static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
 
 /* ---- server role (the relay) ---- */
 
+/* Starts the RDMA Reads of waiting channel WRITEs, in arrival order, while the budgets
+ * have room. 0, or -1 when the bridge was failed. */
+static int server_start_writes(struct bridge_chan *ch)
+{
+    while (ch->pending) {
+        struct chan_pending *w = ch->pending;
+        const struct chan_io *io = chan_table_find(&ch->cs.ios, w->message_id);
+        struct chan_buf *b;
+        int busy, rc;
+
+        if (io && !(b = buf_new(ch, w->size, &busy))) {
+            if (busy)
+                return 0;
+            return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+        }
+        if (!(ch->pending = w->next))
+            ch->pending_tail = &ch->pending;
+        if (!io) { /* cannot happen: its response needs the inline WRITE first */
+            free(w);
+            continue;
+        }
+        memcpy(b->head, w->head, w->head_len);
+        b->head_len = w->head_len;
+        free(w);
+        rc = smbd_conn_rdma_read(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem, b->len,
+                                 io->descs, io->ndescs, 0);
+        if (rc < 0) {
+            buf_free(ch, b);
+            return chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
+        }
+        rdma_list_add(ch, b);
+    }
+    return 0;
+}
+
 /* A client's channel request (whole): READ goes inline to the backend at once; WRITE
- * first has its data RDMA-read, and goes inline when that completes. */
+ * first has its data RDMA-read (as soon as the budgets have room for its buffer), and
+ * goes inline when that completes. */
 static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len)
 {
     struct chan_server_plan plan;
     const struct chan_io *io;
     uint8_t head[SMB2_RW_REQ_FIXED + 1];
-    struct chan_buf *b = NULL;
+    struct chan_pending *w = NULL;
     int rc = chan_server_plan_request(&ch->cs, msg, len, &plan), n;
 
     if (rc < 0) {
@@ -249,11 +351,11 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     }
     if (plan.kind == CHAN_PASS)
         return 0;
-    if (plan.kind == CHAN_WRITE && !(b = buf_new(plan.size)))
-        return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+    if (plan.kind == CHAN_WRITE && !(w = calloc(1, sizeof(*w))))
+        return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for a WRITE request");
     rc = chan_server_track(&ch->cs, &plan, NULL, &io);
     if (rc < 0) {
-        buf_free(ch, b);
+        free(w);
         return chan_fail(ch, rc == -EEXIST ? -EPROTO : rc,
                          rc == -EEXIST ? "RDMA channel: a second request with an outstanding "
                                          "MessageId"
@@ -264,15 +366,12 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
         return ch->host.to_stream(ch->host.ctx, &(struct iovec){ head, (size_t)n }, 1) < 0
                    ? -1 : 1;
     }
-    b->head_len = (size_t)chan_build_inline_write(msg, len, &plan, b->head, sizeof(b->head));
-    rc = smbd_conn_rdma_read(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem, plan.size,
-                             io->descs, io->ndescs, 0);
-    if (rc < 0) {
-        buf_free(ch, b);
-        return chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
-    }
-    rdma_list_add(ch, b);
-    return 1;
+    w->message_id = plan.message_id;
+    w->size = plan.size;
+    w->head_len = (size_t)chan_build_inline_write(msg, len, &plan, w->head, sizeof(w->head));
+    *ch->pending_tail = w;
+    ch->pending_tail = &w->next;
+    return server_start_writes(ch) < 0 ? -1 : 1;
 }
 
 /* A backend response: a channel READ's data goes into the client's buffers by RDMA
@@ -285,15 +384,23 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
     uint8_t head[SMB2_READ_RESP_FIXED];
     struct iovec iov = { (void *)msg, len };
     struct chan_buf *b;
+    const struct chan_io *io;
+    struct smb2_hdr h;
     int rc = 0, n;
 
+    /* The data of a channel READ's response is copied into a buffer the RDMA Write
+     * reads (at most len bytes): without room for it the response waits in the stream. */
+    if (smb2_hdr_decode(msg, len, &h) == 0 && (io = chan_table_find(&ch->cs.ios, h.message_id)) &&
+        io->kind == CHAN_READ && !smb2_hdr_is_interim(&h) && !budget_allows(ch, len))
+        return BRIDGE_CHAN_WAIT;
     chan_server_on_response(&ch->cs, msg, len, &res);
     if (res.action == CHAN_SERVER_ERROR)
         rc = chan_fail(ch, -EPROTO, res.why);
     else if (res.action == CHAN_SERVER_WRITE_DATA) {
         n = chan_build_channel_read_response(msg, len, res.data_len, head, sizeof(head));
         iov = (struct iovec){ head, (size_t)n };
-        if (res.data_len > 0 && !(b = buf_new(res.data_len)))
+        /* room was checked above, unless the READ was inside a compound response */
+        if (res.data_len > 0 && !(b = buf_new_charged(ch, res.data_len)))
             rc = chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         else if (res.data_len > 0) {
             memcpy(b->mem, res.data, res.data_len);
@@ -328,12 +435,17 @@ int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t l
                             uint64_t now_ms)
 {
     struct chan_client_plan plan;
+    int rc;
 
     if (ch->role == BRIDGE_CHAN_SERVER)
         return server_from_stream(ch, msg, len, now_ms);
-    if (chan_client_plan_request(&ch->cc, msg, len, &plan) == CHAN_PASS)
+    rc = chan_client_plan_request(&ch->cc, msg, len, &plan);
+    report_inline(ch);
+    if (rc == CHAN_PASS)
         return 0;
-    return client_send(ch, msg, len, &plan, now_ms);
+    rc = client_send(ch, msg, len, &plan, now_ms);
+    report_inline(ch);
+    return rc;
 }
 
 int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len,
@@ -374,4 +486,12 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status)
         ch->host.to_stream(ch->host.ctx, iov, 2);
     }
     buf_free(ch, b);
+    server_start_writes(ch); /* memory came free */
 }
+
+int bridge_chan_retry(struct bridge_chan *ch)
+{
+    server_start_writes(ch);
+    return ch->pending != NULL;
+}
+

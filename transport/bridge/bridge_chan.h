@@ -42,6 +42,13 @@ struct bridge_chan_host {
     int (*to_stream)(void *ctx, const struct iovec *iov, int iovcnt);
     /* Ends the bridge with err and a reason (a protocol violation, an engine error). */
     void (*fail)(void *ctx, int err, const char *why);
+    /* Channel buffer bytes (registered for the peer, RDMA sinks and sources) this
+     * connection, and all connections of the process together, may hold (> 0). */
+    uint64_t mem_limit, mem_limit_total;
+    /* Client role, may be NULL: called once, before the message that decided it goes on,
+     * when this connection's READ/WRITE go inline from now on (chan_client_inline_only),
+     * so the program's I/O sizes must fit in one SMB Direct message. */
+    void (*inline_io)(void *ctx);
 };
 
 struct bridge_chan;
@@ -55,7 +62,9 @@ void bridge_chan_free(struct bridge_chan *ch);
 
 /* A whole SMB2 message from the stream, bound for the SMB Direct peer. 1: taken (sent
  * rewritten, or held until RDMA data is ready), 0: send it unchanged, -1: the bridge
- * was failed. */
+ * was failed, BRIDGE_CHAN_WAIT: it needs a channel buffer and the budgets have no room
+ * now: leave it (and what follows) in the stream and offer it again later. */
+#define BRIDGE_CHAN_WAIT 2
 int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                             uint64_t now_ms);
 
@@ -69,6 +78,11 @@ int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len
  * role rewrites channel requests, whose descriptor lists may span fragments). */
 int bridge_chan_wants_whole(const struct bridge_chan *ch, const uint8_t *msg, size_t len);
 
+/* Offers buffer memory freed elsewhere in the process to what waits for it here (the
+ * server role's channel WRITEs, whose RDMA Reads start in arrival order as room comes;
+ * this connection's own completions do that by themselves). 1 while some still wait. */
+int bridge_chan_retry(struct bridge_chan *ch);
+
 /* Engine upcalls the bridge forwards. */
 void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token);
 void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);
@@ -77,6 +91,7 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);
 struct bridge_chan_stats {
     uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
     uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
+    uint64_t mem_peak;                      /* most buffer bytes held at once */
 };
 void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out);
 

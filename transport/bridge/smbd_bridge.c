@@ -39,6 +39,7 @@
 #define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
 #define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
 #define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
+#define BRIDGE_CHAN_RETRY_MS 2          /* retry while the channel waits for buffer memory */
 #define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
 #define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
 
@@ -64,6 +65,9 @@ struct smbd_bridge {
     int skip;               /* the channel took the message being delivered */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
+    int chan_wait;          /* the channel has no buffer room for the next stream message:
+                               it stays in the framer, the stream is not read */
+    int64_t retry_timer;    /* armed while the channel waits for buffer memory */
     int recv_paused;        /* stream queue high: receive credits paused */
     int stream_eof;
     int disconnecting;
@@ -77,6 +81,7 @@ struct smbd_bridge {
     uint64_t bytes_in, bytes_out;
     bridge_end_fn on_end;
     void *ctx;
+    void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
 };
 
 static void bridge_sync(struct smbd_bridge *b);
@@ -159,6 +164,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     (void)now;
     if (b->close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->close_timer);
+    if (b->retry_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->retry_timer);
     if (b->end_err == 0 && sd_buf_len(&b->outq) > 0)
         (void)outq_send(b); /* last bytes of an orderly end, best effort */
     smbd_conn_get_stats(b->conn, &st.smbd);
@@ -329,6 +336,14 @@ static void chan_fail_cb(void *ctx, int err, const char *why)
     bridge_fail(ctx, err, "%s", why);
 }
 
+static void chan_inline_io_cb(void *ctx)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->on_inline_io)
+        b->on_inline_io(b->ctx);
+}
+
 /* A delivered message the channel wanted whole is complete: the channel takes it, or
  * it goes to the stream as it is. */
 static void deliver_whole(struct smbd_bridge *b)
@@ -420,6 +435,13 @@ static const struct smbd_upper bridge_upper = {
 
 /* ---- stream -> link ---- */
 
+/* Whether the stream is not read now: the engine's send queue is full, or the channel
+ * waits for buffer memory for the message at the framer's head. */
+static int stream_held(const struct smbd_bridge *b)
+{
+    return b->send_blocked || b->chan_wait;
+}
+
 /* Sends the complete messages the framer holds while the engine queue has room. */
 static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
 {
@@ -428,8 +450,8 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     size_t len;
     int rc;
 
-    while (!b->ending && !b->send_blocked) {
-        rc = smbd_framer_pop(&b->framer, &msg, &len, &why);
+    while (!b->ending && !stream_held(b)) {
+        rc = smbd_framer_peek(&b->framer, &msg, &len, &why);
         if (rc == 0)
             return;
         if (rc < 0 && b->framer.too_long) {
@@ -451,6 +473,11 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
         rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
         if (rc < 0)
             return;
+        if (rc == BRIDGE_CHAN_WAIT) {
+            b->chan_wait = 1; /* bridge_sync offers it again as memory frees */
+            return;
+        }
+        smbd_framer_drop(&b->framer, len); /* msg stays readable until the next read */
         if (rc == 0)
             rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
         if (rc == -EMSGSIZE) {
@@ -481,7 +508,7 @@ static void bridge_read_stream(struct smbd_bridge *b)
     size_t budget = BRIDGE_READ_BUDGET;
 
     bridge_send_buffered(b, now);
-    while (!b->ending && !b->send_blocked && !b->stream_eof && budget > 0) {
+    while (!b->ending && !stream_held(b) && !b->stream_eof && budget > 0) {
         uint8_t *dst;
         size_t room;
         ssize_t n;
@@ -541,7 +568,7 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 {
     int want = 0, rc = 0;
 
-    if (!b->stream_eof && !b->send_blocked && !b->disconnecting)
+    if (!b->stream_eof && !stream_held(b) && !b->disconnecting)
         want |= SD_EV_IN;
     if (sd_buf_len(&b->outq) > 0)
         want |= SD_EV_OUT;
@@ -558,6 +585,31 @@ static void bridge_watch_stream(struct smbd_bridge *b)
     b->watched = want;
     if (rc < 0)
         bridge_fail(b, rc, "cannot watch the stream: %s", strerror(-rc));
+}
+
+static void bridge_retry_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+
+    (void)now;
+    b->retry_timer = 0;
+    bridge_sync(b);
+}
+
+/* Offers freed channel memory to what waits for it (the stream's next message, the
+ * relay's channel WRITEs); while anything still waits, looks again shortly, since
+ * memory other connections free raises no event here. */
+static void bridge_chan_wait(struct smbd_bridge *b, uint64_t now)
+{
+    int waiting = bridge_chan_retry(b->chan);
+
+    if (b->chan_wait && !b->send_blocked) {
+        b->chan_wait = 0;
+        bridge_send_buffered(b, now);
+    }
+    if ((waiting || b->chan_wait) && b->retry_timer <= 0 && !b->ending)
+        b->retry_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CHAN_RETRY_MS,
+                                           bridge_retry_cb, b);
 }
 
 static void bridge_sync(struct smbd_bridge *b)
@@ -582,7 +634,9 @@ static void bridge_sync(struct smbd_bridge *b)
         b->send_blocked = 0;
         bridge_send_buffered(b, now); /* messages already in the framer need no event */
     }
-    if (b->stream_eof && !b->disconnecting && !b->ending &&
+    if (b->chan)
+        bridge_chan_wait(b, now);
+    if (b->stream_eof && !b->disconnecting && !b->ending && !b->chan_wait &&
         smbd_conn_send_queued(b->conn) == 0) {
         b->disconnecting = 1;
         smbd_conn_disconnect(b->conn);
@@ -596,6 +650,11 @@ static void bridge_sync(struct smbd_bridge *b)
 static void bridge_after_link(void *ctx)
 {
     bridge_sync(ctx);
+}
+
+static uint64_t or_unbounded(uint64_t limit)
+{
+    return limit ? limit : UINT64_MAX;
 }
 
 static int stream_is_tcp(int fd)
@@ -622,7 +681,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     }
     *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
-                               .watched = -1, .on_end = on_end, .ctx = ctx };
+                               .watched = -1, .on_end = on_end, .ctx = ctx,
+                               .on_inline_io = opts ? opts->on_inline_io : NULL };
     sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
@@ -631,7 +691,11 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .remote_invalidation =
                                                    smbd_link_provider(link)->remote_invalidation,
                                                .to_stream = chan_to_stream,
-                                               .fail = chan_fail_cb };
+                                               .fail = chan_fail_cb,
+                                               .inline_io = chan_inline_io_cb,
+                                               .mem_limit = or_unbounded(opts->channel_memory),
+                                               .mem_limit_total =
+                                                   or_unbounded(opts->channel_memory_total) };
 
         if (!(b->chan = bridge_chan_new(opts->channel, opts->channel_threshold, &host)))
             goto fail;

@@ -27,6 +27,12 @@ struct smbd_bridge_stats {
 struct smbd_bridge_opts {
     enum bridge_chan_role channel;
     uint32_t channel_threshold;
+    /* Channel buffer bytes per connection and per process (bridge_chan_host, from the
+     * settings SMBDIRECT_CHANNEL_MEMORY(_TOTAL)); 0: no bound. */
+    uint64_t channel_memory, channel_memory_total;
+    /* Client role, may be NULL: called with the ctx of smbd_bridge_start, once, when this
+     * connection's READ/WRITE go inline from now on (bridge_chan_host.inline_io). */
+    void (*on_inline_io)(void *ctx);
 };
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this

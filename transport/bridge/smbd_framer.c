@@ -99,7 +99,7 @@ void smbd_framer_commit(struct smbd_framer *f, size_t n)
     sd_buf_commit(&f->buf, n);
 }
 
-int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
+int smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
 {
     size_t total = 0;
     int r = parse_prefix(f, &total);
@@ -112,6 +112,19 @@ int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, con
         return 0;
     *msg = sd_buf_head(&f->buf) + SMBD_FRAMER_PREFIX_SIZE;
     *len = total - SMBD_FRAMER_PREFIX_SIZE;
-    sd_buf_consume(&f->buf, total);
     return 1;
+}
+
+void smbd_framer_drop(struct smbd_framer *f, size_t len)
+{
+    sd_buf_consume(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len);
+}
+
+int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
+{
+    int r = smbd_framer_peek(f, msg, len, why);
+
+    if (r > 0)
+        smbd_framer_drop(f, *len);
+    return r;
 }

@@ -45,6 +45,12 @@ void smbd_framer_commit(struct smbd_framer *f, size_t n);
  * *why set when the prefix's first byte is not 0 or its length exceeds max_msg. The
  * error is sticky: later calls return it again. */
 int  smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why);
+/* pop in two steps, for a caller that may have to leave the message for later: peek
+ * returns what pop would without taking the message; drop(len) then takes the message
+ * peek returned (len its *len). While a peeked message is left in place,
+ * smbd_framer_space offers no room (*len 0). */
+int  smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why);
+void smbd_framer_drop(struct smbd_framer *f, size_t len);
 /* Committed bytes not yet popped (prefixes included). */
 size_t smbd_framer_buffered(const struct smbd_framer *f);
 /* The 4-byte prefix for a message of len bytes: len as 32-bit big-endian, so any len

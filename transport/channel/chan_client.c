@@ -14,6 +14,8 @@ void chan_client_init(struct chan_client *cc, uint32_t threshold, uint32_t max_i
     cc->threshold = threshold;
     cc->max_io = max_io;
     cc->remote_invalidation = 1;
+    cc->protected_seen = 0;
+    cc->gave_up = 0;
     chan_table_init(&cc->ios);
 }
 
@@ -22,20 +24,36 @@ void chan_client_fini(struct chan_client *cc)
     chan_table_fini(&cc->ios);
 }
 
-enum chan_kind chan_client_plan_request(const struct chan_client *cc, const uint8_t *msg,
+int chan_client_inline_only(const struct chan_client *cc)
+{
+    int dialect_known = cc->dialect != 0 && cc->dialect != SMB2_DIALECT_WILDCARD;
+
+    return cc->threshold == 0 || cc->gave_up || cc->protected_seen ||
+           (dialect_known && cc->dialect < SMB2_DIALECT_0300);
+}
+
+void chan_client_give_up(struct chan_client *cc)
+{
+    cc->gave_up = 1;
+}
+
+enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *msg,
                                         size_t len, struct chan_client_plan *plan)
 {
     struct smb2_hdr h;
     struct smb2_rw_req r;
+    int is_smb2 = smb2_hdr_decode(msg, len, &h) == 0;
 
     memset(plan, 0, sizeof(*plan));
     plan->kind = CHAN_PASS;
-    if (cc->threshold == 0 || cc->dialect < SMB2_DIALECT_0300)
-        return CHAN_PASS;
     /* MS-SMB2 3.2.4.1.1: a signature covers the whole message, so a signed one is never
-     * rewritten; nor is one of a chain, whose offsets the rewrite would move. */
-    if (smb2_hdr_decode(msg, len, &h) != 0 || (h.flags & SMB2_FLAGS_SIGNED) ||
-        smb2_hdr_in_compound(&h))
+     * rewritten; an encrypted one (2.2.41 transform header) cannot even be read. */
+    if ((is_smb2 && (h.flags & SMB2_FLAGS_SIGNED)) || smb2_is_transform(msg, len))
+        cc->protected_seen = 1;
+    if (cc->threshold == 0 || cc->gave_up || cc->dialect < SMB2_DIALECT_0300)
+        return CHAN_PASS;
+    /* Nor is one of a chain rewritten, whose offsets the rewrite would move. */
+    if (!is_smb2 || (h.flags & SMB2_FLAGS_SIGNED) || smb2_hdr_in_compound(&h))
         return CHAN_PASS;
     if (smb2_rw_req_decode(msg, len, h.command, &r) != 0 || r.channel != SMB2_CHANNEL_NONE ||
         r.info_offset != 0 || r.info_length != 0)

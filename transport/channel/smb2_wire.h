@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define SMB2_HDR_SIZE 64u                 /* 2.2.1 */
+#define SMB2_TRANSFORM_HDR_SIZE 52u       /* 2.2.41, before an encrypted message */
 
 #define SMB2_FLAGS_SERVER_TO_REDIR    0x00000001u /* 2.2.1.1 */
 #define SMB2_FLAGS_ASYNC_COMMAND      0x00000002u
@@ -59,6 +60,13 @@ struct smb2_hdr {
  * header never decodes), StructureSize is not 64, or NextCommand points inside this
  * header, at or past len, or to an offset not 8-byte aligned (3.2.4.1.4, 3.3.4.1.3). */
 int smb2_hdr_decode(const uint8_t *msg, size_t len, struct smb2_hdr *h);
+
+/* 1 when msg starts with a transform header (2.2.41 ProtocolId 0xFD 'S' 'M' 'B'): an
+ * encrypted message. */
+static inline int smb2_is_transform(const uint8_t *msg, size_t len)
+{
+    return len >= 4 && msg[0] == 0xFD && msg[1] == 'S' && msg[2] == 'M' && msg[3] == 'B';
+}
 
 /* 1 when the command is part of a compound chain (2.2.1.2 NextCommand, 3.2.4.1.4
  * SMB2_FLAGS_RELATED_OPERATIONS). */

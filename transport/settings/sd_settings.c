@@ -34,6 +34,8 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_IRD: s->ird = (uint32_t)v->num; break;
     case SD_SET_ORD: s->ord = (uint32_t)v->num; break;
     case SD_SET_RDMA_THRESHOLD: s->rdma_threshold = (uint32_t)v->num; break;
+    case SD_SET_CHANNEL_MEMORY: s->channel_memory = (uint32_t)v->num; break;
+    case SD_SET_CHANNEL_MEMORY_TOTAL: s->channel_memory_total = (uint32_t)v->num; break;
     case SD_SET_SOCKBUF: s->sockbuf = (uint32_t)v->num; break;
     case SD_SET_SOFT_CRC: s->soft_crc = (int)v->word; break;
     case SD_SET_SOFT_HANDSHAKE_MS: s->soft_handshake_ms = (uint32_t)v->num; break;

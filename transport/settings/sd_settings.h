@@ -38,6 +38,8 @@ enum sd_setting_id {
     SD_SET_IRD,
     SD_SET_ORD,
     SD_SET_RDMA_THRESHOLD,
+    SD_SET_CHANNEL_MEMORY,
+    SD_SET_CHANNEL_MEMORY_TOTAL,
     SD_SET_SOCKBUF,
     SD_SET_SOFT_CRC,
     SD_SET_SOFT_HANDSHAKE_MS,
@@ -97,6 +99,7 @@ struct sd_settings {
     uint32_t keepalive_s;
     uint32_t ird, ord;
     uint32_t rdma_threshold;
+    uint32_t channel_memory, channel_memory_total;
     uint32_t sockbuf;
     int soft_crc;
     uint32_t soft_handshake_ms;

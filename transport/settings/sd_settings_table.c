@@ -112,6 +112,20 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .help = "SMB2 READs and WRITEs of more bytes than this, in unsigned sessions at "
                 "dialect 3.0 or later, have the server move the data by RDMA Read and Write "
                 "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); 0 keeps all I/O inline" },
+    [SD_SET_CHANNEL_MEMORY] = {
+        .env = "SMBDIRECT_CHANNEL_MEMORY", .flag = "channel-memory", .env_progs = SHIM,
+        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES, .min = 1048576,
+        .max = 1073741824, .def = SAME("67108864"),
+        .help = "READ/WRITE channel buffers one connection may hold (registered for the "
+                "peer or RDMA-read into, MS-SMBD 3.1.4.3): past it, further channel I/O waits "
+                "for earlier I/O to finish (the program's or the client's requests are "
+                "held back, never failed); one I/O always proceeds" },
+    [SD_SET_CHANNEL_MEMORY_TOTAL] = {
+        .env = "SMBDIRECT_CHANNEL_MEMORY_TOTAL", .flag = "channel-memory-total",
+        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .unit = SD_UNIT_BYTES, .min = 1048576, .max = 4294967295u, .def = SAME("536870912"),
+        .help = "the same bound for all connections of the process together (with verbs, "
+                "registered memory counts against RLIMIT_MEMLOCK)" },
     [SD_SET_SOCKBUF] = {
         .env = "SMBDIRECT_SOCKBUF", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 65536, .max = 268435456, .def = SAME("4194304"),
