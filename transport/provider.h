@@ -154,11 +154,12 @@ typedef void sd_destroy_fn(struct sd_qp *qp);
 
 struct sd_provider_ops {
     const char *name; /* "soft" or "rdma" */
-    /* 1 when Send with Invalidate works both ways: a peer's can revoke a registration
-     * made with reg_mr, and post_send carries invalidate_rkey (soft-iWARP, like siw).
+    /* 1 when a peer's Send with Invalidate can revoke a registration made with reg_mr
+     * (soft-iWARP, like siw), so a client may ask for SMB2_CHANNEL_RDMA_V1_INVALIDATE.
      * 0 for verbs: InfiniBand/RoCE invalidate remotely only fast-registered MRs and
-     * memory windows, not ibv_reg_mr regions (rxe refuses), and rdma-core's siw
-     * provider sends the invalidate STag as 0 (kernel siw peers then Terminate). */
+     * memory windows, not ibv_reg_mr regions (rxe refuses). Sending one is another
+     * matter: every provider's post_send puts invalidate_rkey on the wire as a Send with
+     * Invalidate of that STag, which a server owes a client that asked for it. */
     int remote_invalidation;
 
     /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the

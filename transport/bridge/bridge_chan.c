@@ -416,9 +416,9 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
             }
         }
     }
-    /* Without remote invalidation from this provider the client invalidates locally,
-     * as it must whenever a response comes without it (MS-SMBD 3.1.5.8). */
-    res.invalidate = res.invalidate && ch->host.remote_invalidation;
+    /* A client that asked for RDMA_V1_INVALIDATE may rely on it: cifs.ko (3.0.2 and
+     * later) never invalidates locally and fast-registers the same MR again for its next
+     * I/O, which kernel siw refuses while the STag is still valid (QP fatal error). */
     if (rc == 0 && (res.action == CHAN_SERVER_WRITE_DATA || res.invalidate)) {
         rc = res.invalidate
                  ? smbd_conn_send_invalidate(ch->host.conn, &iov, 1, res.token, now_ms)

@@ -33,8 +33,8 @@ enum bridge_chan_role {
 struct bridge_chan_host {
     struct smbd_conn *conn;
     int remote_invalidation;         /* the provider's (provider.h): 0, the client role asks
-                                        for RDMA_V1 and the server role answers without
-                                        Send with Invalidate */
+                                        for RDMA_V1 (the server role always honours
+                                        RDMA_V1_INVALIDATE with Send with Invalidate) */
     void *ctx;
     /* Writes one whole SMB2 message (the iovecs, without the Direct-TCP prefix, which
      * the bridge adds) to the stream after everything already on its way there. 0, or

@@ -290,6 +290,11 @@ int sd_verbs_post_send(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sg
     if (invalidate_rkey) {
         wr.opcode = IBV_WR_SEND_WITH_INV; /* MS-SMBD 3.1.4.2 / SMB2 RDMA_V1_INVALIDATE */
         wr.invalidate_rkey = invalidate_rkey;
+        /* rdma-core's siw provider (libsiw) takes the STag it sends from wr.rdma.rkey
+         * for every opcode, never from invalidate_rkey: without this the Send carries
+         * STag 0 and a kernel siw peer Terminates. Other providers read invalidate_rkey
+         * and ignore wr.rdma for a Send. */
+        wr.wr.rdma.rkey = invalidate_rkey;
     } else {
         wr.opcode = IBV_WR_SEND;
     }
