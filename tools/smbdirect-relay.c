@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -406,6 +407,27 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sd_settings
     return 0;
 }
 
+/* With verbs every registration is pinned and counted against RLIMIT_MEMLOCK (kernel
+ * siw counts it even for root): says so at start when one connection at these settings
+ * could need more than the limit (such a connection then fails naming RLIMIT_MEMLOCK). */
+static void warn_memlock(const struct sd_settings *set)
+{
+    struct rlimit rl;
+    uint64_t receives = (uint64_t)set->credits * set->max_receive_size;
+    uint64_t need = receives + set->max_fragmented_size + set->channel_memory + (1u << 20);
+
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return;
+    fprintf(stderr,
+            "relay: warning: RLIMIT_MEMLOCK is %llu KiB, but one SMB Direct connection on verbs "
+            "may pin up to %llu KiB (%llu KiB of receives, a send pool of about 1 MiB growing to "
+            "hold a %u-byte message, --channel-memory %u): raise it (ulimit -l, systemd "
+            "LimitMEMLOCK=) or lower --channel-memory/--credits\n",
+            (unsigned long long)(rl.rlim_cur >> 10), (unsigned long long)(need >> 10),
+            (unsigned long long)(receives >> 10), set->max_fragmented_size,
+            set->channel_memory);
+}
+
 int main(int argc, char **argv)
 {
     struct relay r = { .listener_fd = -1, .sigfd = -1 };
@@ -458,6 +480,8 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "relay: listening on %s (%s), backend %s\n", listen_str, r.opts.provider->name,
             r.backend_str);
+    if (strcmp(r.opts.provider->name, "rdma") == 0) /* verbs: registrations pin memory */
+        warn_memlock(&set);
     rc = sd_loop_run(r.loop);
     if (rc < 0)
         fprintf(stderr, "smbdirect-relay: event loop failed: %s\n", strerror(-rc));
