@@ -2,7 +2,11 @@
  * loopback (the passive side accepted asynchronously like the relay, the active side
  * dialled like the shim), each fed by a stream: SMB2-framed random messages up to 8 MiB
  * go A -> B and B -> A at once and arrive intact; a link killed mid-transfer resets or
- * closes both streams within a bound; a stream EOF disconnects the link in order. */
+ * closes both streams within a bound; a stream EOF disconnects the link in order. With the
+ * READ/WRITE channel (A the relay's server role, B the shim's client role), a channel
+ * memory budget holds WRITEs back, in order, instead of failing them: on the client side
+ * the program's next request waits in its stream, on the server side the client's next
+ * channel WRITE waits for its RDMA Read. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -24,12 +28,14 @@
 #include "smbd_bridge.h"
 #include "smbd_link.h"
 #include "soft/soft_cm.h"
+#include "th_smb2.h"
 
 #define BT_END_BOUND_MS 5000
 
 struct bt_side {
     int app_fd;                /* the test's end of the stream */
     struct smbd_bridge *bridge;
+    uint64_t chan_mem_peak;    /* the bridge's channel buffers at most (at its end) */
     int ended, end_err;
     char reason[256];
     uint64_t ended_at;
@@ -92,6 +98,7 @@ static void bt_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
 {
     struct bt_side *s = ctx;
 
+    s->chan_mem_peak = st->chan.mem_peak;
     s->ended++;
     s->end_err = err;
     s->ended_at = sd_now_ms();
@@ -124,8 +131,10 @@ static void *bt_loop_main(void *arg)
     return NULL;
 }
 
-/* Links up, bridges started (b's stream is TCP when tcp_b), loop running in a thread. */
-static void bt_setup(struct bt_pair *p, int tcp_b)
+/* Links up, bridges started with these options (b's stream is TCP when tcp_b), loop
+ * running in a thread. */
+static void bt_setup_opts(struct bt_pair *p, int tcp_b, const struct smbd_bridge_opts *oa,
+                          const struct smbd_bridge_opts *ob)
 {
     struct sockaddr_in any = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     struct sockaddr_in bound;
@@ -166,11 +175,16 @@ static void bt_setup(struct bt_pair *p, int tcp_b)
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
     p->a.app_fd = sa[0];
     p->b.app_fd = sb[0];
-    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], NULL, bt_on_end, &p->a);
-    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], NULL, bt_on_end, &p->b);
+    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], oa, bt_on_end, &p->a);
+    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], ob, bt_on_end, &p->b);
     assert_non_null(p->a.bridge);
     assert_non_null(p->b.bridge);
     assert_int_equal(pthread_create(&p->loop_thread, NULL, bt_loop_main, p), 0);
+}
+
+static void bt_setup(struct bt_pair *p, int tcp_b)
+{
+    bt_setup_opts(p, tcp_b, NULL, NULL);
 }
 
 /* Waits (from the test thread) until both bridges ended, then stops the loop. */
@@ -464,12 +478,169 @@ static void test_stream_eof_disconnects_link(void **state)
     print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
 }
 
+/* ---- the READ/WRITE channel's memory budget ---- */
+
+#define BC_IO     (2u << 20)   /* each WRITE's data: two of them exceed the budget */
+#define BC_BUDGET (1u << 20)
+#define BC_WRITES 3
+
+/* Writes one Direct-TCP frame (blocking). */
+static void bc_send_frame(int fd, const uint8_t *msg, size_t len)
+{
+    uint8_t prefix[4] = { 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+
+    assert_int_equal(send(fd, prefix, 4, MSG_NOSIGNAL), 4);
+    for (size_t off = 0; off < len;) {
+        ssize_t n = send(fd, msg + off, len - off, MSG_NOSIGNAL);
+
+        assert_true(n > 0);
+        off += (size_t)n;
+    }
+}
+
+/* Reads exactly len bytes within timeout_ms: 0, or -1 when they did not all come. */
+static int bc_read_exact(int fd, uint8_t *buf, size_t len, int timeout_ms)
+{
+    uint64_t end = sd_now_ms() + (uint64_t)timeout_ms;
+
+    for (size_t off = 0; off < len;) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int left = (int)sd_ms_until(end);
+        ssize_t n;
+
+        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+            return -1;
+        n = recv(fd, buf + off, len - off, 0);
+        if (n <= 0)
+            return -1;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* One frame within timeout_ms into buf (cap bytes): its length, or -1 when none came. */
+static long bc_recv_frame(int fd, uint8_t *buf, size_t cap, int timeout_ms)
+{
+    uint8_t prefix[4];
+    size_t len;
+
+    if (bc_read_exact(fd, prefix, 4, timeout_ms) < 0)
+        return -1;
+    len = (size_t)prefix[1] << 16 | (size_t)prefix[2] << 8 | prefix[3];
+    assert_true(prefix[0] == 0 && len <= cap);
+    assert_int_equal(bc_read_exact(fd, buf, len, 5000), 0);
+    return (long)len;
+}
+
+struct bc_writer {
+    int fd;
+    uint8_t *msg;
+};
+
+/* The program: BC_WRITES plain WRITEs back to back (blocks while the shim holds them). */
+static void *bc_program_writes(void *arg)
+{
+    struct bc_writer *w = arg;
+
+    for (uint64_t id = 1; id <= BC_WRITES; id++)
+        bc_send_frame(w->fd, w->msg, th_smb2_plain_write(w->msg, id, BC_IO));
+    return NULL;
+}
+
+/* The backend sees the WRITEs in order, inline, data intact. one_at_a_time: WRITE n+1
+ * reaches it only after it answered n (the shim holds n+1 back: n's registered buffer
+ * stays until n's response). Otherwise it reads them all, then answers. Returns the
+ * relay's channel buffer peak. */
+static uint64_t bc_run(const struct smbd_bridge_opts *relay, const struct smbd_bridge_opts *shim,
+                       int one_at_a_time)
+{
+    static uint8_t want[TH_RW_FIXED + BC_IO], got[TH_RW_FIXED + BC_IO + 64];
+    struct bc_writer w = { .msg = malloc(TH_RW_FIXED + BC_IO) };
+    uint8_t small[256];
+    struct bt_pair p;
+    pthread_t t;
+    long n;
+
+    assert_non_null(w.msg);
+    th_smb2_plain_write(want, 0, BC_IO);
+    bt_setup_opts(&p, 1, relay, shim);
+    w.fd = p.b.app_fd;
+    /* the backend answers NEGOTIATE with 3.1.1: the shim's side may use the channel */
+    bc_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
+    assert_int_equal(bc_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 129);
+    assert_int_equal(pthread_create(&t, NULL, bc_program_writes, &w), 0);
+    for (uint64_t id = 1; id <= BC_WRITES; id++) {
+        n = bc_recv_frame(p.a.app_fd, got, sizeof(got), 5000);
+        assert_int_equal(n, TH_RW_FIXED + BC_IO);
+        assert_int_equal(got[24], (uint8_t)id); /* MessageId, in order */
+        assert_memory_equal(got + TH_RW_FIXED, want + TH_RW_FIXED, BC_IO);
+        if (!one_at_a_time && id < BC_WRITES)
+            continue;
+        if (id < BC_WRITES) /* the next one is held while this one's buffer is in use */
+            assert_int_equal(bc_recv_frame(p.a.app_fd, got, sizeof(got), 300), -1);
+        for (uint64_t r = one_at_a_time ? id : 1; r <= id; r++) {
+            const struct th_hdr h = { .command = 9, .message_id = r };
+
+            bc_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, BC_IO));
+            assert_int_equal(bc_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 80);
+        }
+    }
+    pthread_join(t, NULL);
+    free(w.msg);
+    bt_teardown(&p);
+    return p.a.chan_mem_peak;
+}
+
+static void test_channel_budget_holds_the_programs_next_write(void **state)
+{
+    const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096,
+                                           .channel_memory = BC_BUDGET };
+
+    (void)state;
+    bc_run(&relay, &shim, 1);
+}
+
+/* The shim sends all three channel WRITEs at once: unbounded, the relay RDMA-reads them
+ * side by side; with the budget, one at a time (one I/O always proceeds). */
+static void test_channel_budget_serialises_the_relays_rdma_reads(void **state)
+{
+    struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096 };
+    uint64_t unbounded, bounded;
+
+    (void)state;
+    unbounded = bc_run(&relay, &shim, 0);
+    relay.channel_memory = BC_BUDGET;
+    bounded = bc_run(&relay, &shim, 0);
+    print_message("# relay channel buffers at most: %llu bytes unbounded, %llu with a %u-byte "
+                  "budget\n", (unsigned long long)unbounded, (unsigned long long)bounded,
+                  BC_BUDGET);
+    assert_int_equal(bounded, BC_IO);
+}
+
+static void test_channel_budget_for_the_process_holds_writes_too(void **state)
+{
+    const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096,
+                                           .channel_memory_total = BC_BUDGET };
+
+    (void)state;
+    bc_run(&relay, &shim, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_messages_cross_intact_both_ways),
         cmocka_unit_test(test_link_killed_mid_transfer_closes_streams),
         cmocka_unit_test(test_stream_eof_disconnects_link),
+        cmocka_unit_test(test_channel_budget_holds_the_programs_next_write),
+        cmocka_unit_test(test_channel_budget_serialises_the_relays_rdma_reads),
+        cmocka_unit_test(test_channel_budget_for_the_process_holds_writes_too),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,15 +56,19 @@ struct bridge_chan {
  * thread: atomic). */
 static _Atomic uint64_t process_mem_used;
 
-/* Whether len more bytes fit the connection's and the process's budgets. A connection
- * holding nothing may exceed its own (one I/O always proceeds), not the process's
- * unless the process holds nothing either: memory that others hold is freed as their
- * I/O completes, whatever this connection does. */
+/* Whether len more bytes fit the connection's and the process's budgets. The
+ * connection's counts its buffers and the bytes its stream has not taken yet (channel
+ * data moved there stays in memory until the program or backend reads it). A
+ * connection holding nothing may exceed its own (one I/O always proceeds), not the
+ * process's unless the process holds nothing either: memory that others hold is freed
+ * as their I/O completes, whatever this connection does. */
 static int budget_allows(const struct bridge_chan *ch, uint64_t len)
 {
     uint64_t process = atomic_load(&process_mem_used);
+    uint64_t held = ch->mem_used + (ch->host.stream_backlog ? ch->host.stream_backlog(ch->host.ctx)
+                                                              : 0);
 
-    if (ch->mem_used > 0 && ch->mem_used + len > ch->host.mem_limit)
+    if (held > 0 && held + len > ch->host.mem_limit)
         return 0;
     return process == 0 || process + len <= ch->host.mem_limit_total;
 }

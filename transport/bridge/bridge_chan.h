@@ -45,6 +45,9 @@ struct bridge_chan_host {
     /* Channel buffer bytes (registered for the peer, RDMA sinks and sources) this
      * connection, and all connections of the process together, may hold (> 0). */
     uint64_t mem_limit, mem_limit_total;
+    /* May be NULL: bytes written to the stream that it has not taken yet; they count
+     * against mem_limit (channel data the program or backend is slow to read). */
+    size_t (*stream_backlog)(void *ctx);
     /* Client role, may be NULL: called once, before the message that decided it goes on,
      * when this connection's READ/WRITE go inline from now on (chan_client_inline_only),
      * so the program's I/O sizes must fit in one SMB Direct message. */

@@ -336,6 +336,13 @@ static void chan_fail_cb(void *ctx, int err, const char *why)
     bridge_fail(ctx, err, "%s", why);
 }
 
+static size_t chan_backlog_cb(void *ctx)
+{
+    struct smbd_bridge *b = ctx;
+
+    return sd_buf_len(&b->outq);
+}
+
 static void chan_inline_io_cb(void *ctx)
 {
     struct smbd_bridge *b = ctx;
@@ -693,6 +700,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .to_stream = chan_to_stream,
                                                .fail = chan_fail_cb,
                                                .inline_io = chan_inline_io_cb,
+                                               .stream_backlog = chan_backlog_cb,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
                                                    or_unbounded(opts->channel_memory_total) };
