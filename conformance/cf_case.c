@@ -49,9 +49,9 @@ struct cf_totals cf_run(struct cf_ctx *ctx, const char *glob, FILE *out)
             if (!selected(g, &g->cases[i], glob))
                 continue;
             if (t.run++ == 0)
-                fprintf(out, "%-56s %-4s  %s\n", "case", "", "detail");
+                fprintf(out, "%-64s %-6s %s\n", "case", "result", "detail");
             g->cases[i].run(ctx, &r);
-            fprintf(out, "%-56s %-4s  %s\n", g->cases[i].name, verdict_names[r.verdict], r.detail);
+            fprintf(out, "%-64s %-6s %s\n", g->cases[i].name, verdict_names[r.verdict], r.detail);
             fflush(out);
             t.passed += r.verdict == CF_PASS;
             t.failed += r.verdict == CF_FAIL;

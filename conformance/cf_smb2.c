@@ -78,8 +78,10 @@ static int call(struct cf_smb2 *c, const struct cf_smb2_req_hdr *h, const uint8_
         if (rc == 0)
             rc = cf_smbd_recv_msg(&c->sd, c->sd.t->timeout_ms, resp);
         if (rc == -ENOTCONN)
-            return say(c, rc, "the connection ended before the %s response (%s)", name,
-                       c->sd.first_error ? sd_wc_status_str(c->sd.first_error) : "disconnected");
+            return say(c, rc, "the connection ended before the %s response%s%s%s", name,
+                       c->sd.first_error ? " (" : "",
+                       c->sd.first_error ? sd_wc_status_str(c->sd.first_error) : "",
+                       c->sd.first_error ? ")" : "");
         if (rc == -ETIMEDOUT)
             return say(c, rc, "no %s response in %d ms", name, c->sd.t->timeout_ms);
         if (rc < 0)
