@@ -368,14 +368,17 @@ int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len)
     do {
         uint32_t n = (uint32_t)(len - off < room ? len - off : room);
 
-        while (!s->lost && !s->bad && (s->send_credits == 0 || (slot = send_slot(s)) < 0))
+        for (slot = -1; slot < 0;) {
+            if (s->lost)
+                return -ENOTCONN;
+            if (s->bad)
+                return -EPROTO;
+            if (s->send_credits > 0 && (slot = send_slot(s)) >= 0)
+                break;
             if (pump(s, deadline) == -ETIMEDOUT)
                 return fail(s, -ETIMEDOUT, "no send credit from the server in %d ms",
                             s->t->timeout_ms);
-        if (s->lost)
-            return -ENOTCONN;
-        if (s->bad)
-            return -EPROTO;
+        }
         if (post_data(s, slot, p + off, n, (uint32_t)(len - off - n)) < 0)
             return -EIO;
         off += n;
