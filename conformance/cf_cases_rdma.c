@@ -12,64 +12,54 @@
 #define READ_ACCESS  (SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_WRITE) /* the server writes */
 #define WRITE_ACCESS SD_ACCESS_REMOTE_READ                            /* the server reads */
 
-/* A channel READ of len bytes at off into a fresh buffer cut into nd descriptors,
- * checked byte by byte against the pattern. 0, or -1 with r set. */
-static int read_verify(struct cf_file *f, uint64_t off, uint32_t len, size_t nd, uint32_t seed,
-                       struct cf_result *r)
+/* A channel READ (into) or WRITE (from) a fresh buffer of len bytes at file offset off,
+ * cut into nd descriptors: a WRITE sends pattern bytes, a READ's bytes are checked one
+ * by one against the pattern. 0, or -1 with r set. */
+static int chan_io(struct cf_file *f, int is_write, uint64_t off, uint32_t len, size_t nd,
+                   uint32_t seed, struct cf_result *r)
 {
+    const char *op = is_write ? "WRITE" : "READ";
     struct smbd_buffer_desc *d = calloc(nd, sizeof(*d));
     struct cf_buf b;
-    uint32_t got = 0;
+    uint32_t moved = 0;
     long diff = -1;
-    int rc = d ? cf_buf_new(f, len, READ_ACCESS, &b) : -ENOMEM;
+    int rc = d ? cf_buf_new(f, len, is_write ? WRITE_ACCESS : READ_ACCESS, &b) : -ENOMEM;
 
     if (rc < 0) {
         free(d);
         return cf_result(r, CF_FAIL, "registering %u bytes failed: %s", len, strerror(-rc)), -1;
     }
+    if (is_write)
+        cf_pattern(b.mem, len, off, seed);
     cf_buf_descs(&b, d, nd);
-    rc = cf_smb2_read_chan(&f->c, f->fid, off, len, SMB2_CHANNEL_RDMA_V1, d, nd, &got);
-    if (rc == 0 && got == len)
+    rc = is_write ? cf_smb2_write_chan(&f->c, f->fid, off, len, SMB2_CHANNEL_RDMA_V1, d, nd, &moved)
+                  : cf_smb2_read_chan(&f->c, f->fid, off, len, SMB2_CHANNEL_RDMA_V1, d, nd, &moved);
+    if (rc == 0 && !is_write && moved == len)
         diff = cf_pattern_diff(b.mem, len, off, seed);
     cf_buf_free(f, &b);
     free(d);
     if (rc < 0)
-        return cf_result(r, CF_FAIL, "channel READ of %u bytes at %llu: %s", len,
+        return cf_result(r, CF_FAIL, "channel %s of %u bytes at %llu: %s", op, len,
                          (unsigned long long)off, f->c.why), -1;
-    if (got != len)
-        return cf_result(r, CF_FAIL, "channel READ of %u bytes at %llu: DataRemaining %u", len,
-                         (unsigned long long)off, got), -1;
+    if (moved != len)
+        return cf_result(r, CF_FAIL, "channel %s of %u bytes at %llu: %s %u", op, len,
+                         (unsigned long long)off, is_write ? "Count" : "DataRemaining", moved), -1;
     if (diff >= 0)
         return cf_result(r, CF_FAIL, "channel READ at %llu: byte %ld differs from what was "
                          "written", (unsigned long long)off, diff), -1;
     return 0;
 }
 
-/* A channel WRITE of len pattern bytes at off from a buffer cut into nd descriptors. */
+static int read_verify(struct cf_file *f, uint64_t off, uint32_t len, size_t nd, uint32_t seed,
+                       struct cf_result *r)
+{
+    return chan_io(f, 0, off, len, nd, seed, r);
+}
+
 static int write_chan(struct cf_file *f, uint64_t off, uint32_t len, size_t nd, uint32_t seed,
                       struct cf_result *r)
 {
-    struct smbd_buffer_desc *d = calloc(nd, sizeof(*d));
-    struct cf_buf b;
-    uint32_t count = 0;
-    int rc = d ? cf_buf_new(f, len, WRITE_ACCESS, &b) : -ENOMEM;
-
-    if (rc < 0) {
-        free(d);
-        return cf_result(r, CF_FAIL, "registering %u bytes failed: %s", len, strerror(-rc)), -1;
-    }
-    cf_pattern(b.mem, len, off, seed);
-    cf_buf_descs(&b, d, nd);
-    rc = cf_smb2_write_chan(&f->c, f->fid, off, len, SMB2_CHANNEL_RDMA_V1, d, nd, &count);
-    cf_buf_free(f, &b);
-    free(d);
-    if (rc < 0)
-        return cf_result(r, CF_FAIL, "channel WRITE of %u bytes at %llu: %s", len,
-                         (unsigned long long)off, f->c.why), -1;
-    if (count != len)
-        return cf_result(r, CF_FAIL, "channel WRITE of %u bytes at %llu: Count %u", len,
-                         (unsigned long long)off, count), -1;
-    return 0;
+    return chan_io(f, 1, off, len, nd, seed, r);
 }
 
 /* Channel READs of at most max_read checking total bytes from offset 0. */

@@ -286,21 +286,34 @@ int cf_smb2_read(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, void
     return rc;
 }
 
-int cf_smb2_write_chan(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, uint32_t len,
-                       uint32_t channel, const struct smbd_buffer_desc *d, size_t nd,
-                       uint32_t *count)
+/* A READ or WRITE over the channel (2.2.19, 2.2.21): *resp is its success response. */
+static int chan_call(struct cf_smb2 *c, uint16_t command, const uint8_t fid[16], uint64_t offset,
+                     uint32_t len, uint32_t channel, const struct smbd_buffer_desc *d, size_t nd,
+                     const struct cf_msg **resp)
 {
     size_t cap = CF_SMB2_RW_REQ_SIZE(nd);
     uint8_t *req = malloc(cap);
-    struct cf_smb2_req_hdr h = next_hdr(c, SMB2_WRITE, len);
-    const struct cf_msg *resp;
+    struct cf_smb2_req_hdr h = next_hdr(c, command, len);
     int rc;
 
     if (!req)
         return say(c, -ENOMEM, "out of memory");
-    rc = call(c, &h, req, cf_smb2_write_req(&h, fid, offset, NULL, len, channel, d, nd, req, cap),
-              &resp);
+    rc = call(c, &h, req,
+              command == SMB2_WRITE
+                  ? cf_smb2_write_req(&h, fid, offset, NULL, len, channel, d, nd, req, cap)
+                  : cf_smb2_read_req(&h, fid, offset, len, channel, d, nd, req, cap),
+              resp);
     free(req);
+    return rc;
+}
+
+int cf_smb2_write_chan(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, uint32_t len,
+                       uint32_t channel, const struct smbd_buffer_desc *d, size_t nd,
+                       uint32_t *count)
+{
+    const struct cf_msg *resp;
+    int rc = chan_call(c, SMB2_WRITE, fid, offset, len, channel, d, nd, &resp);
+
     if (rc == 0 && cf_smb2_write_resp_decode(resp->data, resp->len, count) != 0)
         rc = say(c, -EPROTO, "the channel WRITE response does not decode");
     return rc;
@@ -310,18 +323,11 @@ int cf_smb2_read_chan(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset,
                       uint32_t channel, const struct smbd_buffer_desc *d, size_t nd,
                       uint32_t *remaining)
 {
-    size_t cap = CF_SMB2_RW_REQ_SIZE(nd);
-    uint8_t *req = malloc(cap);
-    struct cf_smb2_req_hdr h = next_hdr(c, SMB2_READ, len);
     const struct cf_msg *resp;
     const uint8_t *data;
     struct smb2_read_resp r;
-    int rc;
+    int rc = chan_call(c, SMB2_READ, fid, offset, len, channel, d, nd, &resp);
 
-    if (!req)
-        return say(c, -ENOMEM, "out of memory");
-    rc = call(c, &h, req, cf_smb2_read_req(&h, fid, offset, len, channel, d, nd, req, cap), &resp);
-    free(req);
     if (rc < 0)
         return rc;
     if (cf_smb2_read_resp_data(resp->data, resp->len, &r, &data) != 0)
