@@ -198,6 +198,7 @@ static void on_completion(struct cf_smbd *s, const struct sd_wc *wc)
     if (WR_KIND(wc->wr_id) != WR_RECV || i >= s->nrecv)
         return;
     s->recv_posted--;
+    s->recv_count++;
     if (s->peer_credits)
         s->peer_credits--;
     if (!s->negotiated) {
@@ -323,24 +324,32 @@ int cf_smbd_send_raw(struct cf_smbd *s, const void *buf, size_t len)
     return post_slot(s, slot, len);
 }
 
-int cf_smbd_negotiate(struct cf_smbd *s, const struct smbd_negotiate_req *req)
+int cf_smbd_wait_negotiate(struct cf_smbd *s, int timeout_ms)
 {
-    uint64_t deadline = sd_now_ms() + (uint64_t)s->t->timeout_ms;
-    uint8_t out[SMBD_NEGOTIATE_REQ_SIZE];
+    uint64_t deadline = sd_now_ms() + (uint64_t)timeout_ms;
     const char *why;
-    int rc;
 
-    smbd_encode_negotiate_req(req, out, sizeof(out));
-    rc = cf_smbd_send_raw(s, out, sizeof(out));
-    while (rc == 0 && !s->neg_set && !s->lost)
+    while (!s->neg_set && !s->lost)
         if (pump(s, deadline) == -ETIMEDOUT)
-            return fail(s, -ETIMEDOUT, "no Negotiate Response in %d ms", s->t->timeout_ms);
-    if (rc < 0)
-        return rc;
+            return fail(s, -ETIMEDOUT, "no Negotiate Response in %d ms", timeout_ms);
     if (!s->neg_set)
         return fail(s, -ENOTCONN, "the connection ended before a Negotiate Response");
     if (smbd_decode_negotiate_resp(s->neg_raw, s->neg_raw_len, &s->neg, &why) != 0)
         return fail(s, -EPROTO, "the Negotiate Response does not decode: %s", why);
+    return 0;
+}
+
+int cf_smbd_negotiate(struct cf_smbd *s, const struct smbd_negotiate_req *req)
+{
+    uint8_t out[SMBD_NEGOTIATE_REQ_SIZE];
+    int rc;
+
+    smbd_encode_negotiate_req(req, out, sizeof(out));
+    rc = cf_smbd_send_raw(s, out, sizeof(out));
+    if (rc == 0)
+        rc = cf_smbd_wait_negotiate(s, s->t->timeout_ms);
+    if (rc < 0)
+        return rc;
     if (s->neg.status != SMBD_STATUS_SUCCESS)
         return fail(s, -EPROTO, "the Negotiate Response has Status 0x%08x", s->neg.status);
     /* MS-SMBD 3.1.5.3: send no more than the peer receives, nor than we offered. */

@@ -77,6 +77,7 @@ struct cf_smbd {
     uint8_t neg_raw[64];
     size_t neg_raw_len;
     int neg_set;
+    uint32_t recv_count;          /* messages received, any kind */
     /* connection end */
     int lost;
     int bad;                      /* the peer broke MS-SMBD (why says how) */
@@ -98,6 +99,10 @@ void cf_smbd_default_negotiate(const struct cf_target *t, struct smbd_negotiate_
 int cf_smbd_negotiate(struct cf_smbd *s, const struct smbd_negotiate_req *req);
 /* Sends len raw bytes as one Send (any message, e.g. a malformed negotiate). */
 int cf_smbd_send_raw(struct cf_smbd *s, const void *buf, size_t len);
+/* Waits up to timeout_ms for the Negotiate Response (after a raw request) and decodes
+ * it into s->neg whatever its Status: 0; -ENOTCONN (the connection ended first);
+ * -ETIMEDOUT; -EPROTO (it does not decode; why set). */
+int cf_smbd_wait_negotiate(struct cf_smbd *s, int timeout_ms);
 
 /* Sends one SMB2 message, fragmented into Data Transfer messages of the negotiated
  * send size (MS-SMBD 3.1.4.1, 3.1.5.1), waiting for send credits as needed and

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # tests/bats/smb_conformance.bats — `smbdirect-probe --conformance` against the relay in
-# front of a real smbd on 127.0.0.19 (soft-iWARP): every case of the channel groups of
-# the MS-SMBD server conformance list (Smb2OverRdma: READ/WRITE over the RDMA channel,
+# front of a real smbd on 127.0.0.19 (soft-iWARP): every case of the groups the client
+# has of the MS-SMBD server conformance list (SmbdNegotiate: raw Negotiate Requests,
+# malformed ones, the negotiation timer; Smb2OverRdma: READ/WRITE over the RDMA channel,
 # 4095 descriptors, invalid descriptors; RemoteInvalidation: Send with Invalidate at
 # 3.0.2, none at 3.0) must PASS, the probe must exit 0, no test file may be left, and
 # the relay must still be alive and serving afterwards. The cases run once
@@ -45,11 +46,23 @@ assert_pass() {
     [ "$bad" -eq 0 ] || { show_table; return 1; }
 }
 
-@test "conformance: every channel case runs and the probe exits 0" {
+@test "conformance: every case runs and the probe exits 0" {
     require_shim
     [ "$(cat "$SENV_DIR/conformance.rc")" -eq 0 ] || { show_table; return 1; }
-    grep -qx "15 cases: 15 passed, 0 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
+    grep -qx "29 cases: 29 passed, 0 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
         { show_table; return 1; }
+}
+
+@test "conformance: SmbdNegotiate, all 14 cases PASS" {
+    require_shim
+    assert_pass BVT_SmbdNegotiate_Basic S1_SmbdNegotiate_PreferredSendSizeWithZero \
+        S1_SmbdNegotiate_PreferredSendSizeLessThan128 S1_SmbdNegotiate_PreferredSendSizeMaxValue \
+        S1_SmbdNegotiate_Redundancy SmbdNegotiate_DisconnectAfterNegotiate \
+        SmbdNegotiate_UncompletedMessage SmbdNegotiate_NegativeParameter_MinVersion \
+        SmbdNegotiate_NegativeParameter_MaxVersion SmbdNegotiate_NegativeParameter_CreditsRequested \
+        SmbdNegotiate_NegativeParameter_MaxReceiveSize \
+        SmbdNegotiate_NegativeParameter_MaxFragmentedSize SmbdNegotiate_NegotiationTimer \
+        SmbdNegotiate_NegotiationTimer_Timeout
 }
 
 @test "conformance: Smb2OverRdma, all 9 cases PASS" {
