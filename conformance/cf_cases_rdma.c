@@ -81,8 +81,8 @@ static void read_large_file(struct cf_ctx *ctx, struct cf_result *r)
 
     if (cf_file_open(ctx, &f, CF_DIALECTS_ALL, "readlarge", r) == 0 &&
         cf_file_fill(&f, f.c.max_read, 1, r) == 0 && read_verify(&f, 0, f.c.max_read, 1, 1, r) == 0)
-        cf_result(r, CF_PASS, "READ of MaxReadSize %u bytes by RDMA Write, every byte equal",
-                  f.c.max_read);
+        cf_result(r, CF_PASS, "READ of MaxReadSize %u bytes by RDMA Write at dialect 0x%04x, "
+                  "every byte equal", f.c.max_read, f.c.neg.dialect);
     cf_file_end(&f);
 }
 
@@ -92,8 +92,8 @@ static void write_large_file(struct cf_ctx *ctx, struct cf_result *r)
 
     if (cf_file_open(ctx, &f, CF_DIALECTS_ALL, "writelarge", r) == 0 &&
         write_chan(&f, 0, f.c.max_write, 1, 2, r) == 0 && read_back(&f, f.c.max_write, 2, r) == 0)
-        cf_result(r, CF_PASS, "WRITE of MaxWriteSize %u bytes by RDMA Read, read back equal",
-                  f.c.max_write);
+        cf_result(r, CF_PASS, "WRITE of MaxWriteSize %u bytes by RDMA Read at dialect 0x%04x, "
+                  "read back equal", f.c.max_write, f.c.neg.dialect);
     cf_file_end(&f);
 }
 

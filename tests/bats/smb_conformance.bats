@@ -6,7 +6,8 @@
 # 4095 descriptors, invalid descriptors; RemoteInvalidation: Send with Invalidate at
 # 3.0.2, none at 3.0) must PASS, the probe must exit 0, no test file may be left, and
 # the relay must still be alive and serving afterwards. The cases run once
-# (setup_file); each test reads the table. A wrong password must FAIL a case (exit 1),
+# (setup_file); each test reads the table. A wrong password must FAIL a case (exit 1), a
+# server requiring signing makes the SMB2 cases SKIP (the client never signs),
 # and bad arguments exit 2 naming the option.
 
 load helpers
@@ -126,4 +127,18 @@ assert_pass() {
     run "$PROBE" --cases '*' "$ADDR"
     [ "$status" -eq 2 ]
     grep -q -- "--cases go with --conformance" <<<"$output"
+}
+
+# Last: it restarts smbd with mandatory signing.
+@test "conformance: against a server that requires signing the SMB2 cases SKIP, never PASS" {
+    require_shim
+    senv_smbd_stop TERM
+    senv_smbd_start signing=mandatory
+    senv_add_user
+    run "$PROBE" --conformance --transport soft --user "$SENV_USER%$SENV_PASS" \
+        --cases 'BVT_Smb2OverRdmaChannel_*' "$ADDR"
+    assert_success
+    [ "$(grep -Ec '^BVT_Smb2OverRdmaChannel_[A-Za-z]+ +SKIP +the server requires signing' <<<"$output")" -eq 2 ] ||
+        { echo "$output" >&2; return 1; }
+    grep -qx "2 cases: 0 passed, 0 failed, 2 skipped" <<<"$output"
 }
