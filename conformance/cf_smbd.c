@@ -248,7 +248,8 @@ static int post_data(struct cf_smbd *s, int slot, const uint8_t *data, uint32_t 
 
     if (n < 0)
         return fail(s, -EINVAL, "cannot encode a Data Transfer header");
-    memcpy(out + n, data, data_len);
+    if (data_len)
+        memcpy(out + n, data, data_len);
     rc = post_slot(s, slot, (size_t)n + data_len);
     if (rc == 0) {
         s->peer_credits = s->recv_posted;
