@@ -233,14 +233,14 @@ static int post_slot(struct cf_smbd *s, int slot, size_t len)
     return 0;
 }
 
-/* One Data Transfer message (MS-SMBD 2.2.3) granting every receive the peer does not
- * hold a credit for yet (3.1.5.9); data_len 0 makes an empty one. */
+/* One Data Transfer message (MS-SMBD 2.2.3) granting grant receive credits (3.1.5.9);
+ * data_len 0 makes an empty one. */
 static int post_data(struct cf_smbd *s, int slot, const uint8_t *data, uint32_t data_len,
-                     uint32_t remaining)
+                     uint32_t remaining, uint16_t grant)
 {
     uint8_t *out = s->send_mem + (size_t)slot * s->send_slot_size;
     struct smbd_data_hdr h = { .credits_requested = s->t->credits,
-                               .credits_granted = (uint16_t)(s->recv_posted - s->peer_credits),
+                               .credits_granted = grant,
                                .remaining_data_length = remaining,
                                .data_offset = data_len ? SMBD_DATA_OFFSET : 0,
                                .data_length = data_len };
@@ -252,10 +252,16 @@ static int post_data(struct cf_smbd *s, int slot, const uint8_t *data, uint32_t 
         memcpy(out + n, data, data_len);
     rc = post_slot(s, slot, (size_t)n + data_len);
     if (rc == 0) {
-        s->peer_credits = s->recv_posted;
+        s->peer_credits += grant;
         s->send_credits--;
     }
     return rc;
+}
+
+/* Every receive the peer holds no credit for yet, unless a case holds them back. */
+static uint16_t grantable(const struct cf_smbd *s)
+{
+    return s->hold_credits ? 0 : (uint16_t)(s->recv_posted - s->peer_credits);
 }
 
 /* Keeps the peer able to send: an empty message when it asked for one (keepalive,
@@ -266,8 +272,8 @@ static void maybe_grant(struct cf_smbd *s)
 
     if (!s->negotiated || s->lost || s->send_credits == 0 || (slot = send_slot(s)) < 0)
         return;
-    if (s->ack_due || (s->peer_credits <= s->recv_posted / 4 && s->recv_posted > s->peer_credits))
-        if (post_data(s, slot, NULL, 0, 0) == 0)
+    if (s->ack_due || (s->peer_credits <= s->recv_posted / 4 && grantable(s) > 0))
+        if (post_data(s, slot, NULL, 0, 0, grantable(s)) == 0)
             s->ack_due = 0;
 }
 
@@ -366,7 +372,25 @@ int cf_smbd_negotiate(struct cf_smbd *s, const struct smbd_negotiate_req *req)
     return 0;
 }
 
-int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len)
+/* A free send slot once a send credit is there too: its index, or a negative errno. */
+static int wait_send(struct cf_smbd *s, uint64_t deadline)
+{
+    int slot;
+
+    for (;;) {
+        if (s->lost)
+            return -ENOTCONN;
+        if (s->bad)
+            return -EPROTO;
+        if (s->send_credits > 0 && (slot = send_slot(s)) >= 0)
+            return slot;
+        if (pump(s, deadline) == -ETIMEDOUT)
+            return fail(s, -ETIMEDOUT, "no send credit from the server in %d ms",
+                        s->t->timeout_ms);
+    }
+}
+
+int cf_smbd_send_frags(struct cf_smbd *s, const void *msg, size_t len, size_t frag)
 {
     const uint8_t *p = msg;
     size_t room = s->max_send - SMBD_DATA_OFFSET, off = 0;
@@ -375,25 +399,34 @@ int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len)
 
     if (!s->negotiated)
         return fail(s, -EINVAL, "not negotiated");
+    if (frag && frag < room)
+        room = frag;
     do {
         uint32_t n = (uint32_t)(len - off < room ? len - off : room);
 
-        for (slot = -1; slot < 0;) {
-            if (s->lost)
-                return -ENOTCONN;
-            if (s->bad)
-                return -EPROTO;
-            if (s->send_credits > 0 && (slot = send_slot(s)) >= 0)
-                break;
-            if (pump(s, deadline) == -ETIMEDOUT)
-                return fail(s, -ETIMEDOUT, "no send credit from the server in %d ms",
-                            s->t->timeout_ms);
-        }
-        if (post_data(s, slot, p + off, n, (uint32_t)(len - off - n)) < 0)
+        if ((slot = wait_send(s, deadline)) < 0)
+            return slot;
+        if (post_data(s, slot, p + off, n, (uint32_t)(len - off - n), grantable(s)) < 0)
             return -EIO;
         off += n;
     } while (off < len);
     return 0;
+}
+
+int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len)
+{
+    return cf_smbd_send_frags(s, msg, len, 0);
+}
+
+int cf_smbd_grant(struct cf_smbd *s, uint16_t n)
+{
+    uint64_t deadline = sd_now_ms() + (uint64_t)s->t->timeout_ms;
+    uint16_t most = (uint16_t)(s->recv_posted - s->peer_credits);
+    int slot = s->negotiated ? wait_send(s, deadline) : fail(s, -EINVAL, "not negotiated");
+
+    if (slot < 0)
+        return slot;
+    return post_data(s, slot, NULL, 0, 0, n < most ? n : most) < 0 ? -EIO : 0;
 }
 
 int cf_smbd_recv_msg(struct cf_smbd *s, int timeout_ms, const struct cf_msg **msg)

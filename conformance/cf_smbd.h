@@ -73,6 +73,8 @@ struct cf_smbd {
     struct cf_msg *head, *tail;   /* whole messages not yet taken */
     struct cf_msg *taken;         /* the one cf_smbd_recv_msg returned last */
     int ack_due;                  /* the peer set SMB_DIRECT_RESPONSE_REQUESTED */
+    int hold_credits;             /* set by a case: grant the peer nothing (CreditsGranted
+                                     0, no empty grant messages) until cf_smbd_grant */
     /* negotiate response bytes (raw), for cases that check them */
     uint8_t neg_raw[64];
     size_t neg_raw_len;
@@ -108,6 +110,12 @@ int cf_smbd_wait_negotiate(struct cf_smbd *s, int timeout_ms);
  * send size (MS-SMBD 3.1.4.1, 3.1.5.1), waiting for send credits as needed and
  * granting receive credits on each. 0, or a negative errno. */
 int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len);
+/* The same with at most frag payload bytes per fragment (1 and up; the negotiated
+ * room bounds it), for the cases that fragment on purpose. */
+int cf_smbd_send_frags(struct cf_smbd *s, const void *msg, size_t len, size_t frag);
+/* An empty Data Transfer message granting n receive credits (at most those not yet
+ * granted), whatever hold_credits says (3.1.5.9). 0, or a negative errno. */
+int cf_smbd_grant(struct cf_smbd *s, uint16_t n);
 /* Waits up to timeout_ms for the next whole SMB2 message (reassembled, 3.1.5.8):
  * 0 with *msg (valid until the next call, which frees it); -ETIMEDOUT; -ENOTCONN (the
  * connection ended: s->first_error says how); -EPROTO (why set). */

@@ -3,6 +3,7 @@
  * receives posted at connect, the Negotiate Request sent and a Response of any Status
  * decoded (MS-SMBD 3.1.5.2, 3.1.5.7), fragmentation to the negotiated send size with
  * RemainingDataLength and credits (3.1.5.1, 3.1.5.9: never a send without a credit),
+ * fragments and credit grants a case chooses,
  * reassembly with the Send with Invalidate seen (3.1.5.8), the keepalive answer,
  * a malformed message, and the connection's loss. */
 #include <errno.h>
@@ -153,6 +154,36 @@ static void messages_are_fragmented_within_credits(void **state)
     cf_smbd_close(&s);
 }
 
+static void cases_choose_fragments_and_hold_credits(void **state)
+{
+    struct smbd_data_hdr h;
+    struct cf_smbd s;
+    const char *why;
+
+    (void)state;
+    connect_and_negotiate(&s, 10, 1024);
+    fake_sent_clear(next_qp);
+    s.hold_credits = 1;
+    assert_int_equal(cf_smbd_send_frags(&s, "abc", 3, 1), 0);
+    assert_int_equal(fake_sent_count(next_qp), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(smbd_decode_data_hdr(fake_sent_get(next_qp, (size_t)i)->data, 25, &h,
+                                              &why), 0);
+        assert_int_equal(h.data_length, 1);
+        assert_int_equal(h.remaining_data_length, 2 - i);
+        assert_int_equal(h.credits_granted, 0); /* held back */
+        assert_int_equal(fake_sent_get(next_qp, (size_t)i)->data[24], "abc"[i]);
+    }
+    assert_int_equal(cf_smbd_grant(&s, 3), 0);
+    assert_int_equal(smbd_decode_data_hdr(fake_sent_get(next_qp, 3)->data, 20, &h, &why), 0);
+    assert_int_equal(h.credits_granted, 3);
+    assert_int_equal(h.data_length, 0);
+    assert_int_equal(cf_smbd_grant(&s, 100), 0); /* no more than the receives posted */
+    assert_int_equal(smbd_decode_data_hdr(fake_sent_get(next_qp, 4)->data, 20, &h, &why), 0);
+    assert_int_equal(h.credits_granted, 1);
+    cf_smbd_close(&s);
+}
+
 static void fragments_reassemble_with_the_invalidation(void **state)
 {
     const struct cf_msg *m;
@@ -231,6 +262,7 @@ int main(void)
         cmocka_unit_test_setup(a_refusal_is_decoded_then_reported, setup),
         cmocka_unit_test_setup(no_answer_times_out, setup),
         cmocka_unit_test_setup(messages_are_fragmented_within_credits, setup),
+        cmocka_unit_test_setup(cases_choose_fragments_and_hold_credits, setup),
         cmocka_unit_test_setup(fragments_reassemble_with_the_invalidation, setup),
         cmocka_unit_test_setup(a_keepalive_is_answered, setup),
         cmocka_unit_test_setup(a_malformed_message_and_the_loss_are_reported, setup),
