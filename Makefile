@@ -152,7 +152,7 @@ install: $(PROGS)
 	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@LIBDIR@|$(PREFIX)/lib|' tools/smbdirect.in > $(DESTDIR)$(PREFIX)/bin/smbdirect
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/smbdirect
-	install -m 0644 docs/smbdirect.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
