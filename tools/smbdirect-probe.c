@@ -5,6 +5,7 @@
  * against the host instead and prints one row per case. */
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,10 +227,10 @@ int main(int argc, char **argv)
     if (po.conformance) {
         char host[SD_ADDR_STRLEN];
 
-        /* the SMB2 tree path names the host without the port */
-        snprintf(host, sizeof(host), "%s", argv[first]);
-        if (strrchr(host, ':') && !strchr(host, ']') && strchr(host, ':') == strrchr(host, ':'))
-            *strrchr(host, ':') = 0;
+        /* the SMB2 tree path names the host: its address without the port */
+        if (getnameinfo((struct sockaddr *)&dst, dstlen, host, sizeof(host), NULL, 0,
+                        NI_NUMERICHOST) != 0)
+            snprintf(host, sizeof(host), "%s", peer);
         rc = conformance(&po, &lo, &dst, dstlen, host);
         free(po.user);
         return rc;
