@@ -21,6 +21,9 @@ INC_CHANNEL  = $(INC_SMBD) -Itransport/channel
 INC_BRIDGE   = $(INC_CHANNEL) -Itransport/bridge
 INC_SETTINGS = $(INC_BRIDGE) -Iportmap -Itransport/settings
 INC_ALL      = $(INC_SETTINGS) -Ipreload
+# The conformance client sits on the channel layer; only tools/ (the probe) sees it.
+INC_CONF     = $(INC_CHANNEL) -Iconformance
+INC_TOOLS    = $(INC_ALL) -Iconformance
 INCLUDES     = $(INC_ALL)
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -28,6 +31,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 RDMA_LIBS = -lrdmacm -libverbs
 LIBS      = $(RDMA_LIBS) -lpthread -ldl
+CONF_LIBS = -lnettle   # MD4 and HMAC-MD5 of NTLMv2 (conformance/cf_ntlm.c)
 
 CORE_DIRS = common portmap transport transport/smbd transport/channel transport/bridge \
             transport/settings transport/soft transport/verbs
@@ -35,6 +39,8 @@ CORE_SRC  = $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 SHIM_SRC  = $(wildcard preload/*.c)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJ  = $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+CONF_SRC  = $(wildcard conformance/*.c)
+CONF_OBJ  = $(CONF_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  = $(wildcard tests/unit/test_*.c)
 UNIT_HELP = $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -55,6 +61,8 @@ $(BUILD)/obj/transport/smbd/%.o:     INCLUDES = $(INC_SMBD)
 $(BUILD)/obj/transport/channel/%.o:  INCLUDES = $(INC_CHANNEL)
 $(BUILD)/obj/transport/bridge/%.o:   INCLUDES = $(INC_BRIDGE)
 $(BUILD)/obj/transport/settings/%.o: INCLUDES = $(INC_SETTINGS)
+$(BUILD)/obj/conformance/%.o:        INCLUDES = $(INC_CONF)
+$(BUILD)/obj/tools/%.o:              INCLUDES = $(INC_TOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -69,6 +77,14 @@ $(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
 $(BUILD)/libsmbdirect.so: $(SHIM_OBJ) $(CORE_OBJ) preload/exports.map
 	$(CC) -shared $(LDFLAGS) -Wl,--version-script=preload/exports.map -o $@ $(SHIM_OBJ) $(CORE_OBJ) $(LIBS)
 
+$(BUILD)/libsmbdirect-conformance.a: $(CONF_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/smbdirect-probe: $(BUILD)/obj/tools/smbdirect-probe.o $(BUILD)/libsmbdirect-conformance.a \
+                          $(BUILD)/libsmbdirect-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CONF_LIBS)
+
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -79,15 +95,16 @@ $(BUILD)/smbdirect: tools/smbdirect.in
 # Unit tests link the core library and the test helpers; only test_shim_* also link
 # the shim's objects (which interpose connect() and friends).
 tests: $(UNIT_BIN)
-UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-core.a
+UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-conformance.a \
+            $(BUILD)/libsmbdirect-core.a
 $(BUILD)/tests/test_shim_%: tests/unit/test_shim_%.c $(SHIM_OBJ) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) $(INC_ALL) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+	@$(CC) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) $(INC_ALL) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(LDFLAGS)
+	@$(CC) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 
 # Rewrites the settings blocks of README.md, the man pages and the smbdirect wrapper
 # from the settings table (the unit tier fails while they differ).
@@ -96,7 +113,7 @@ docs: $(DOCGEN)
 
 # The include flags of the whole tree, for scripts that compile on their own (scripts/fuzz).
 print-includes:
-	@echo $(INC_ALL)
+	@echo $(INC_TOOLS)
 
 # Every test tier that needs no VM; ends with "N passed, N failed, N skipped".
 test: all
@@ -135,7 +152,7 @@ install: $(PROGS)
 	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	sed 's|@LIBDIR@|$(PREFIX)/lib|' tools/smbdirect.in > $(DESTDIR)$(PREFIX)/bin/smbdirect
 	chmod 0755 $(DESTDIR)$(PREFIX)/bin/smbdirect
-	install -m 0644 docs/smbdirect.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:

@@ -1,12 +1,18 @@
 /* tools/smbdirect-probe.c — connects to an SMB Direct server, negotiates, prints the
  * negotiated parameters one per line ("Name: value") and disconnects. A diagnostic in
- * the spirit of rdma-core's rping: does SMB Direct work to this host, and with what. */
+ * the spirit of rdma-core's rping: does SMB Direct work to this host, and with what.
+ * With --conformance it runs the MS-SMBD server conformance cases (conformance/)
+ * against the host instead and prints one row per case. */
 #include <errno.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cf_case.h"
 #include "log.h"
 #include "portmap.h"
 #include "sd_addr.h"
@@ -17,13 +23,28 @@
 
 static const char usage_head[] =
     "Usage: smbdirect-probe [OPTION]... HOST[:PORT]\n"
+    "       smbdirect-probe --conformance [--user USER%PASS] [--share NAME] [--cases GLOB]\n"
+    "                       [OPTION]... HOST[:PORT]\n"
     "\n"
     "Connect to the SMB Direct (MS-SMBD) server at HOST, negotiate, print the negotiated\n"
     "parameters and disconnect. PORT defaults to 5445 for soft-iWARP and iWARP devices\n"
     "and to 445 for InfiniBand/RoCE devices. IPv6 addresses are written [ADDR]:PORT.\n"
     "\n"
+    "With --conformance, run the MS-SMBD server conformance cases against HOST instead\n"
+    "(groups SmbdNegotiate: raw Negotiate Requests; Smb2OverRdma and RemoteInvalidation:\n"
+    "SMB2 over SMB Direct with the READ/WRITE RDMA channel) and print one row per case:\n"
+    "its name, PASS, FAIL or SKIP, and what was seen.\n"
+    "\n"
     "Options:\n"
     "  --help                   show this help and exit\n"
+    "  --conformance            run the conformance cases\n"
+    "  --user USER%PASS         log in to SMB2 with NTLMv2 as USER (DOMAIN\\USER\n"
+    "                           accepted); default anonymous\n"
+    "  --share NAME             the share the SMB2 cases use (default share); they\n"
+    "                           create and delete files named sdconf-*\n"
+    "  --cases GLOB             only the cases whose name or GROUP/NAME matches\n"
+    "                           GLOB (fnmatch), e.g. 'RemoteInvalidation/*'\n"
+    "  --list-cases             print every case as GROUP/NAME and exit\n"
     "\n";
 
 static const char usage_tail[] =
@@ -33,11 +54,16 @@ static const char usage_tail[] =
     "  credits.receive_max, MaxSendSize, MaxReceiveSize, MaxFragmentedSize.send,\n"
     "  MaxFragmentedSize.recv, MaxReadWriteSize, IRD, ORD\n"
     "\n"
-    "Exit status: 0 negotiated, 1 connect or negotiate failed (the reason is printed),\n"
-    "2 bad arguments.\n"
+    "Output of --conformance (stdout): a header line, one line per case (name, PASS,\n"
+    "FAIL or SKIP, detail: for SKIP the reason, for FAIL what was seen against what\n"
+    "was expected), then \"N cases: N passed, N failed, N skipped\".\n"
     "\n"
-    "Example:\n"
-    "  smbdirect-probe 127.0.0.1          # a local smbdirect-relay on port 5445\n";
+    "Exit status: 0 negotiated (--conformance: no case failed), 1 connect or negotiate\n"
+    "failed (the reason is printed; --conformance: a case failed), 2 bad arguments.\n"
+    "\n"
+    "Examples:\n"
+    "  smbdirect-probe 127.0.0.1          # a local smbdirect-relay on port 5445\n"
+    "  smbdirect-probe --conformance --user alice%secret 127.0.0.1\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -68,24 +94,95 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
     printf("ORD: %u\n", cm->ord);
 }
 
-enum { OPT_HELP = 1 }; /* the probe's only option of its own */
+/* The probe's own options. */
+enum { OPT_HELP = 1, OPT_CONFORMANCE, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES };
+
+struct probe_opts {
+    int conformance;
+    char *user;            /* USER%PASS, split in place */
+    const char *password;
+    const char *share;
+    const char *cases;
+};
 
 static int probe_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
 {
-    (void)ctx;
-    (void)val;
-    (void)arg;
-    (void)err;
-    (void)errlen;
+    struct probe_opts *po = ctx;
+
+    switch (val) {
+    case OPT_CONFORMANCE: po->conformance = 1; return 0;
+    case OPT_SHARE:
+        if (!*arg || strpbrk(arg, "\\/")) {
+            snprintf(err, errlen, "--share: '%s' is invalid: use a share name", arg);
+            return -1;
+        }
+        po->share = arg;
+        return 0;
+    case OPT_CASES: po->cases = arg; return 0;
+    case OPT_USER: {
+        char *pct = strchr(arg, '%');
+
+        if (!pct || pct == arg) {
+            snprintf(err, errlen, "--user: '%s' is invalid: use USER%%PASS", arg);
+            return -1;
+        }
+        free(po->user);
+        po->user = strdup(arg);
+        if (!po->user) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        po->user[pct - arg] = 0;
+        po->password = po->user + (pct - arg) + 1;
+        return 0;
+    }
+    case OPT_LIST_CASES: cf_list(stdout); exit(0);
+    }
     fputs(usage_head, stdout);
     sd_settings_usage(stdout, SD_PROG_PROBE);
     fputs(usage_tail, stdout);
     exit(0);
 }
 
+/* The conformance run: the target from the link options, then the cases. */
+static int conformance(const struct probe_opts *po, const struct smbd_link_opts *lo,
+                       const struct sockaddr_storage *dst, socklen_t dstlen, const char *host)
+{
+    struct cf_target t = { .provider = lo->provider, .addr = *dst, .addrlen = dstlen,
+                           .ird = lo->ird, .ord = lo->ord,
+                           .smbd_ird_ord_header = lo->smbd_ird_ord_header,
+                           .want_crc = lo->want_crc, .timeout_ms = lo->timeout_ms,
+                           .credits = lo->cfg.receive_credit_max,
+                           .max_send_size = lo->cfg.max_send_size,
+                           .max_receive_size = lo->cfg.max_receive_size,
+                           .max_fragmented_size = lo->cfg.max_fragmented_recv_size };
+    struct cf_ctx ctx = { .t = &t, .user = po->user, .password = po->password,
+                          .share = po->share ? po->share : "share" };
+    struct cf_totals tot;
+
+    snprintf(t.host, sizeof(t.host), "%s", host);
+    snprintf(ctx.run_id, sizeof(ctx.run_id), "%ld-%ld", (long)getpid(), (long)time(NULL));
+    srand((unsigned)(getpid() ^ time(NULL)));
+    tot = cf_run(&ctx, po->cases, stdout);
+    if (tot.run == 0) {
+        fprintf(stderr, "smbdirect-probe: --cases: no case matches '%s' (see --list-cases)\n",
+                po->cases);
+        return 2;
+    }
+    return tot.failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option own[] = { { "help", no_argument, NULL, OPT_HELP } };
+    static const struct option own[] = {
+        { "help", no_argument, NULL, OPT_HELP },
+        { "conformance", no_argument, NULL, OPT_CONFORMANCE },
+        { "user", required_argument, NULL, OPT_USER },
+        { "share", required_argument, NULL, OPT_SHARE },
+        { "cases", required_argument, NULL, OPT_CASES },
+        { "list-cases", no_argument, NULL, OPT_LIST_CASES },
+    };
+    struct probe_opts po = { 0 };
     const struct sd_provider_ops *provider;
     struct smbd_link_opts lo;
     struct sd_settings set;
@@ -96,11 +193,14 @@ int main(int argc, char **argv)
     const char *why;
     int first, iwarp, rc;
 
-    first = sd_settings_from_argv(&set, SD_PROG_PROBE, argc, argv, own, 1, probe_option, NULL,
-                                  err, sizeof(err));
+    first = sd_settings_from_argv(&set, SD_PROG_PROBE, argc, argv, own,
+                                  sizeof(own) / sizeof(own[0]), probe_option, &po, err,
+                                  sizeof(err));
     if (first < 0)
         return usage_error("%s", err);
     sd_log_set_level(set.log_level);
+    if (first >= 0 && !po.conformance && (po.user || po.share || po.cases))
+        return usage_error("%s", "--user, --share and --cases go with --conformance");
     if (first != argc - 1)
         return usage_error("%s", first >= argc ? "missing HOST[:PORT]"
                                                : "exactly one HOST[:PORT] is expected");
@@ -124,6 +224,17 @@ int main(int argc, char **argv)
         sd_addr_set_port((struct sockaddr *)&dst, pm_rdma_port(&defaults, PROBE_SMB_PORT, iwarp));
     }
     sd_addr_format((struct sockaddr *)&dst, peer, sizeof(peer));
+    if (po.conformance) {
+        char host[SD_ADDR_STRLEN];
+
+        /* the SMB2 tree path names the host: its address without the port */
+        if (getnameinfo((struct sockaddr *)&dst, dstlen, host, sizeof(host), NULL, 0,
+                        NI_NUMERICHOST) != 0)
+            snprintf(host, sizeof(host), "%s", peer);
+        rc = conformance(&po, &lo, &dst, dstlen, host);
+        free(po.user);
+        return rc;
+    }
 
     rc = smbd_link_dial((struct sockaddr *)&dst, dstlen, &lo, &k, err, sizeof(err));
     if (rc < 0) {

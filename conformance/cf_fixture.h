@@ -1,0 +1,56 @@
+/* conformance/cf_fixture.h — what the SMB2 cases share: a session with one open test
+ * file (connect, negotiate a dialect set, log in, tree connect, create a file unique to
+ * the run, delete-on-close), buffers registered for the server's RDMA with Buffer
+ * Descriptor V1 lists over them (MS-SMBD 2.2.3.1, 3.1.4.3), the pattern data every
+ * byte is checked against, and the "a new connection is still served" check. */
+#ifndef SMBDIRECT_CF_FIXTURE_H
+#define SMBDIRECT_CF_FIXTURE_H
+
+#include "cf_case.h"
+#include "cf_smb2.h"
+
+/* Dialect sets a case asks for. */
+enum cf_dialects { CF_DIALECTS_ALL, CF_DIALECTS_0300, CF_DIALECTS_0302 };
+
+struct cf_file {
+    struct cf_smb2 c;
+    uint8_t fid[CF_SMB2_FILEID_SIZE];
+    char name[80];
+    int open;
+};
+
+/* Opens a session and a test file (tag goes into its name). 0; or -1 with r set: SKIP
+ * when the server cannot run the case (signing required, dialect not offered), else
+ * FAIL. Close with cf_file_end either way. */
+int cf_file_open(struct cf_ctx *ctx, struct cf_file *f, enum cf_dialects d, const char *tag,
+                 struct cf_result *r);
+/* Closes the file (when the connection still stands) and the connection. */
+void cf_file_end(struct cf_file *f);
+
+/* A buffer registered for the server, and descriptors over it. */
+struct cf_buf {
+    uint8_t *mem;
+    size_t len;
+    struct sd_mr mr;
+    int reg;
+};
+/* len bytes, registered with access (SD_ACCESS_*); 0, or a negative errno. */
+int cf_buf_new(struct cf_file *f, size_t len, int access, struct cf_buf *b);
+/* Deregisters (when still registered) and frees. */
+void cf_buf_free(struct cf_file *f, struct cf_buf *b);
+/* n descriptors covering the whole buffer in n nearly equal pieces, in order. */
+void cf_buf_descs(const struct cf_buf *b, struct smbd_buffer_desc *d, size_t n);
+
+/* The test pattern: byte i of the file at offset off for seed. */
+void cf_pattern(uint8_t *buf, size_t len, uint64_t off, uint32_t seed);
+/* Index of the first byte of buf differing from the pattern, or -1. */
+long cf_pattern_diff(const uint8_t *buf, size_t len, uint64_t off, uint32_t seed);
+
+/* Writes len pattern bytes from offset 0 inline (setup of READ cases). */
+int cf_file_fill(struct cf_file *f, size_t len, uint32_t seed, struct cf_result *r);
+
+/* A new connection to the server completes a normal channel READ (64 KiB, checked):
+ * 0, or -1 with what failed in why. */
+int cf_still_serving(struct cf_ctx *ctx, char *why, size_t whylen);
+
+#endif
