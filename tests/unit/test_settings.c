@@ -271,6 +271,8 @@ static void check_both_ways(enum sd_setting_id id, const char *value)
     snprintf(flag, sizeof(flag), "--%s", r->flag);
     snprintf(joined, sizeof(joined), "--%s=%s", r->flag, value);
     for (int p = SD_PROG_RELAY; p <= SD_PROG_PROBE; p++) {
+        if (!(r->flag_progs & SD_PROG_BIT(p)))
+            continue; /* a flag only some tools take (the relay's channel memory) */
         for (int form = 0; form < 2; form++) {
             arg_err[0] = '\0';
             arg_rc = form ? PARSE(&arg_s, (enum sd_program)p, &seen, arg_err, joined)

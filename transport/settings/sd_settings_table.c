@@ -114,7 +114,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); 0 keeps all I/O inline" },
     [SD_SET_CHANNEL_MEMORY] = {
         .env = "SMBDIRECT_CHANNEL_MEMORY", .flag = "channel-memory", .env_progs = SHIM,
-        .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES, .min = 1048576,
+        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES, .min = 1048576,
         .max = 1073741824, .def = SAME("67108864"),
         .help = "READ/WRITE channel buffers one connection may hold (registered for the "
                 "peer or RDMA-read into, MS-SMBD 3.1.4.3): past it, further channel I/O waits "
@@ -122,7 +122,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "held back, never failed); one I/O always proceeds" },
     [SD_SET_CHANNEL_MEMORY_TOTAL] = {
         .env = "SMBDIRECT_CHANNEL_MEMORY_TOTAL", .flag = "channel-memory-total",
-        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .env_progs = SHIM, .flag_progs = RELAY, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 1048576, .max = 4294967295u, .def = SAME("536870912"),
         .help = "the same bound for all connections of the process together (with verbs, "
                 "registered memory counts against RLIMIT_MEMLOCK)" },
