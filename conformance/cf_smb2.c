@@ -224,10 +224,15 @@ int cf_smb2_close_file(struct cf_smb2 *c, const uint8_t fid[16])
     return call(c, &h, req, cf_smb2_close_req(&h, fid, req, sizeof(req)), &resp);
 }
 
-static uint32_t chunk(uint32_t max, size_t left)
+/* Inline data per request: at most max (the channel's bound), INLINE_CHUNK, and what
+ * one SMB Direct message to its receiver carries: that receiver's MaxFragmentedSize less
+ * the SMB2 header and the larger READ/WRITE body (MS-SMBD 3.1.4.2; ksmbd takes 173910). */
+static uint32_t chunk(uint32_t max, uint32_t receiver_fragmented, size_t left)
 {
     uint32_t n = max < INLINE_CHUNK ? max : INLINE_CHUNK;
 
+    if (receiver_fragmented > SMB2_RW_REQ_FIXED && receiver_fragmented - SMB2_RW_REQ_FIXED < n)
+        n = receiver_fragmented - SMB2_RW_REQ_FIXED;
     return left < n ? (uint32_t)left : n;
 }
 
@@ -240,7 +245,7 @@ int cf_smb2_write(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, con
     int rc = req ? 0 : say(c, -ENOMEM, "out of memory");
 
     for (size_t off = 0; rc == 0 && off < len;) {
-        uint32_t n = chunk(c->max_write, len - off);
+        uint32_t n = chunk(c->max_write, c->sd.neg.max_fragmented_size, len - off);
         struct cf_smb2_req_hdr h = next_hdr(c, SMB2_WRITE, n);
 
         rc = call(c, &h, req, cf_smb2_write_req(&h, fid, offset + off, (const uint8_t *)data + off,
@@ -266,7 +271,7 @@ int cf_smb2_read(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, void
 
     *got = 0;
     while (rc == 0 && *got < len) {
-        uint32_t n = chunk(c->max_read, len - *got);
+        uint32_t n = chunk(c->max_read, c->sd.t->max_fragmented_size, len - *got);
         struct cf_smb2_req_hdr h = next_hdr(c, SMB2_READ, n);
 
         rc = call(c, &h, req, cf_smb2_read_req(&h, fid, offset + *got, n, 0, NULL, 0, req,

@@ -90,6 +90,28 @@ ksmbd_check_large_put_get() {
     rm -rf "$d"
 }
 
+# ksmbd_check_conformance ADDR TRANSPORT LABEL — smbdirect-probe --conformance against ksmbd as
+# its user: every case must end with a result (no hang, no crash: exit 0 or 1, the summary line
+# counts them all) and the basic channel cases (an 8 MiB READ by RDMA Write, an 8 MiB WRITE by
+# RDMA Read, read back equal) must PASS, which checks our client against a server nobody here
+# wrote. Where ksmbd answers a case differently (FAIL or SKIP) that is a finding about ksmbd,
+# not a failure: each such row is noted.
+ksmbd_check_conformance() {
+    local addr=$1 transport=$2 label=$3 row
+    vm_require_bin "$VM_BUILD/smbdirect-probe"
+    run timeout 600 "$VM_BUILD/smbdirect-probe" --conformance --transport "$transport" \
+        --user "$VM_KSMBD_USER%$VM_KSMBD_PASS" --share share "$addr"
+    echo "$output"
+    [ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+    grep -Eq '^[0-9]+ cases: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' <<<"$output"
+    grep -Eq '^BVT_Smb2OverRdmaChannel_ReadLargeFile +PASS ' <<<"$output"
+    grep -Eq '^BVT_Smb2OverRdmaChannel_WriteLargeFile +PASS ' <<<"$output"
+    vm_note "$label: $(grep -E '^[0-9]+ cases:' <<<"$output")"
+    while IFS= read -r row; do
+        vm_note "$label: ksmbd differs: $row"
+    done < <(grep -E '^[A-Za-z0-9_]+ +(FAIL|SKIP) ' <<<"$output" | sed 's/  */ /g')
+}
+
 # ksmbd_check_probe ADDR TRANSPORT LABEL — smbdirect-probe negotiates with ksmbd and prints the
 # parameters ksmbd granted; notes them.
 ksmbd_check_probe() {

@@ -478,6 +478,69 @@ static void test_stream_eof_disconnects_link(void **state)
     print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
 }
 
+/* ---- orderly close ---- */
+
+#define OC_MSGS 16
+#define OC_SIZE (1u << 20)
+
+static void *oc_backend(void *arg)
+{
+    int fd = *(int *)arg;
+    uint8_t *buf = malloc(OC_SIZE + 4);
+
+    for (int i = 0; i < OC_MSGS && buf; i++) {
+        buf[0] = 0;
+        buf[1] = (uint8_t)(OC_SIZE >> 16);
+        buf[2] = (uint8_t)(OC_SIZE >> 8);
+        buf[3] = (uint8_t)OC_SIZE;
+        bt_msg_fill(77, i, buf + 4, OC_SIZE);
+        if (bt_write_all(fd, buf, OC_SIZE + 4) < 0)
+            break;
+    }
+    free(buf);
+    shutdown(fd, SHUT_WR); /* the backend is done: its side closes at once */
+    return NULL;
+}
+
+/* A backend writes 16 MiB and closes at once while the program reads 256 KiB every
+ * 20 ms: the far bridge disconnects as soon as its last message is sent, and the near
+ * bridge still holds megabytes the program has not read. TCP would deliver every byte
+ * before the FIN; so must the tunnel, and then the program reads EOF. */
+static void test_peer_close_delivers_every_byte_to_a_slow_reader(void **state)
+{
+    static uint8_t got[OC_MSGS * (OC_SIZE + 4)];
+    uint8_t *want = malloc(OC_SIZE);
+    struct bt_pair p;
+    pthread_t t;
+    size_t have = 0;
+    ssize_t n;
+
+    (void)state;
+    assert_non_null(want);
+    bt_setup(&p, 1); /* b's stream is TCP, like the relay's backend */
+    assert_int_equal(pthread_create(&t, NULL, oc_backend, &p.b.app_fd), 0);
+    do {
+        usleep(20000);
+        n = recv(p.a.app_fd, got + have, sizeof(got) - have < 262144 ? sizeof(got) - have
+                                                                      : 262144, 0);
+        if (n > 0)
+            have += (size_t)n;
+    } while (n > 0 && have < sizeof(got));
+    if (have == sizeof(got)) /* then EOF, not a reset */
+        assert_int_equal(recv(p.a.app_fd, got, 1, 0), 0);
+    pthread_join(t, NULL);
+    print_message("# the program read %zu of %zu bytes, then %s\n", have, sizeof(got),
+                  n < 0 ? strerror(errno) : "EOF");
+    assert_int_equal(have, sizeof(got));
+    for (int i = 0; i < OC_MSGS; i++) {
+        bt_msg_fill(77, i, want, OC_SIZE);
+        assert_memory_equal(got + (size_t)i * (OC_SIZE + 4) + 4, want, OC_SIZE);
+    }
+    free(want);
+    bt_teardown(&p);
+    print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
+}
+
 /* ---- the READ/WRITE channel's memory budget ---- */
 
 #define BC_IO     (2u << 20)   /* each WRITE's data: two of them exceed the budget */
@@ -638,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_messages_cross_intact_both_ways),
         cmocka_unit_test(test_link_killed_mid_transfer_closes_streams),
         cmocka_unit_test(test_stream_eof_disconnects_link),
+        cmocka_unit_test(test_peer_close_delivers_every_byte_to_a_slow_reader),
         cmocka_unit_test(test_channel_budget_holds_the_programs_next_write),
         cmocka_unit_test(test_channel_budget_serialises_the_relays_rdma_reads),
         cmocka_unit_test(test_channel_budget_for_the_process_holds_writes_too),

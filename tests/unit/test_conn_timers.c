@@ -130,8 +130,11 @@ static void test_idle_keepalive_unanswered(void **state)
     th_end_free(&e);
 }
 
-/* A keepalive that cannot go out for lack of credits still times out. */
-static void test_keepalive_without_credits_times_out(void **state)
+/* A keepalive that cannot go out for lack of credits waits for one: the peer holds
+ * back credits because its reader is paused (flow control, not silence). Any message
+ * of the peer (its own keepalive granting a credit) answers it; a keepalive that did go
+ * out and got no answer still ends the connection (3.1.6.2). */
+static void test_keepalive_without_credits_waits_for_a_credit(void **state)
 {
     struct th_end e;
 
@@ -139,8 +142,53 @@ static void test_keepalive_without_credits_times_out(void **state)
     established_keepalive(&e, 1000, 300, 1); /* the grant message spent the only credit */
     smbd_conn_on_timer(e.conn, 1000);
     assert_int_equal(fake_sent_count(e.qp), 0);
-    smbd_conn_on_timer(e.conn, 1300);
+    for (uint64_t t = 1300; t <= 60000; t += 300)
+        smbd_conn_on_timer(e.conn, t);
+    assert_int_equal(e.terminated_calls, 0);
+    peer_sends(&e, 0, 2, 60100); /* the peer grants credits again */
+    assert_int_equal(e.terminated_calls, 0);
+    assert_int_equal(smbd_conn_next_timer(e.conn), 60100 + 1000); /* idle timer restarted */
+    smbd_conn_on_timer(e.conn, 61100); /* idle again: this time the keepalive goes out */
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    smbd_conn_on_timer(e.conn, 61399);
+    assert_int_equal(e.terminated_calls, 0);
+    smbd_conn_on_timer(e.conn, 61400);
     assert_int_equal(e.term_err, -ETIMEDOUT);
+    th_end_free(&e);
+}
+
+/* Credits the peer holds from us (granted, not yet spent). */
+static unsigned peer_credits(const struct th_end *e)
+{
+    struct smbd_params p;
+
+    assert_int_equal(smbd_conn_query(e->conn, &p), 0);
+    return p.receive_credits;
+}
+
+/* While our receive is paused (the program does not read) the peer may run out of
+ * credits; our keepalive then grants it exactly one, so it can answer (3.1.6.2). */
+static void test_paused_keepalive_grants_the_peer_one_credit(void **state)
+{
+    struct th_end e;
+    const struct fake_sent *m;
+
+    (void)state;
+    established_keepalive(&e, 1000, 300, 10);
+    smbd_conn_pause_receive(e.conn, 1, 10);
+    for (int i = 0; i < 300 && peer_credits(&e) > 0; i++)
+        peer_sends(&e, 0, 0, 20); /* the peer spends every credit it holds */
+    assert_int_equal(peer_credits(&e), 0);
+    fake_sent_clear(e.qp);
+    smbd_conn_on_timer(e.conn, 2000);
+    assert_int_equal(fake_sent_count(e.qp), 1);
+    m = fake_sent_get(e.qp, 0);
+    assert_int_equal(sd_le16(m->data + 4), 1); /* SMB_DIRECT_RESPONSE_REQUESTED */
+    assert_int_equal(sd_le16(m->data + 2), 1); /* CreditsGranted: one, paused or not */
+    peer_sends(&e, 0, 0, 2100);                /* its answer spends that credit */
+    smbd_conn_on_timer(e.conn, 2400);
+    assert_int_equal(e.terminated_calls, 0);
+    assert_int_equal(peer_credits(&e), 0); /* still paused: no more */
     th_end_free(&e);
 }
 
@@ -251,7 +299,8 @@ int main(void)
         cmocka_unit_test(test_negotiation_timer_passive_and_configurable),
         cmocka_unit_test(test_idle_keepalive_answered),
         cmocka_unit_test(test_idle_keepalive_unanswered),
-        cmocka_unit_test(test_keepalive_without_credits_times_out),
+        cmocka_unit_test(test_keepalive_without_credits_waits_for_a_credit),
+        cmocka_unit_test(test_paused_keepalive_grants_the_peer_one_credit),
         cmocka_unit_test(test_keepalive_rides_on_data),
         cmocka_unit_test(test_response_requested_is_answered),
         cmocka_unit_test(test_response_requested_respects_last_credit),

@@ -40,3 +40,7 @@ setup() {
 @test "smbclient + shim, verbs on rxe -> ksmbd: signed session, 64 MiB put and get sized to fit ksmbd's MaxFragmentedSize keep sha256" {
     ksmbd_check_large_put_get "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe" signed
 }
+
+@test "smbdirect-probe --conformance, verbs on rxe -> ksmbd: every case ends with a result, the channel BVT cases pass" {
+    ksmbd_check_conformance "$VM_RXE_IP" rdma "conformance verbs/rxe -> ksmbd/rxe"
+}

@@ -41,6 +41,14 @@ teardown() { cifs_umount; }
     ksmbd_check_probe "$VM_SIW_IP" rdma "probe verbs/siw -> ksmbd/siw"
 }
 
+@test "smbdirect-probe --conformance, soft-iWARP -> ksmbd on siw: every case ends with a result, the channel BVT cases pass" {
+    ksmbd_check_conformance "$VM_SIW_IP" soft "conformance soft -> ksmbd/siw"
+}
+
+@test "smbdirect-probe --conformance, verbs on siw -> ksmbd: every case ends with a result, the channel BVT cases pass" {
+    ksmbd_check_conformance "$VM_SIW_IP" rdma "conformance verbs/siw -> ksmbd/siw"
+}
+
 @test "smbclient + shim, soft-iWARP -> ksmbd on siw: ls, get and put keep sha256" {
     ksmbd_check_ls_get_put "$VM_SIW_IP" soft
 }

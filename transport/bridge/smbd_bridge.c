@@ -71,6 +71,8 @@ struct smbd_bridge {
     int recv_paused;        /* stream queue high: receive credits paused */
     int stream_eof;
     int disconnecting;
+    int flushing;           /* the peer closed in order: writing what it delivered */
+    int orderly;            /* ending after flushing: the stream gets EOF, never RST */
     int64_t close_timer;
 
     int ending;
@@ -85,6 +87,7 @@ struct smbd_bridge {
 };
 
 static void bridge_sync(struct smbd_bridge *b);
+static void bridge_watch_stream(struct smbd_bridge *b);
 
 /* Writes queued bytes to the stream (MSG_NOSIGNAL) until empty or the socket is full;
  * an emptied queue gives back a grown buffer (sd_buf_trim). Returns the bytes written
@@ -140,7 +143,7 @@ static void bridge_close_stream(struct smbd_bridge *b)
 {
     struct bridge_drain *d;
 
-    if (b->end_err != 0 && b->is_tcp) {
+    if (b->end_err != 0 && b->is_tcp && !b->orderly) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
 
         sd_libc()->setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -423,14 +426,32 @@ static void br_rdma_done(void *ctx, uint64_t cookie, int status)
         bridge_chan_rdma_done(b->chan, cookie, status);
 }
 
+/* Flushing: once every delivered byte is in the stream, it ends with EOF (TCP's FIN
+ * after the last byte), not a reset. */
+static void bridge_flush_step(struct smbd_bridge *b)
+{
+    if (b->ending || sd_buf_len(&b->outq) > 0)
+        return;
+    b->orderly = 1;
+    bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
+                "3.1.7.1); every byte it sent was delivered");
+}
+
 static void br_terminated(void *ctx, int err, const char *reason)
 {
     struct smbd_bridge *b = ctx;
 
-    if (b->disconnecting && err == 0)
+    if (b->disconnecting && err == 0) {
         bridge_fail(b, 0, "stream closed; SMB Direct disconnected");
-    else
+    } else if (smbd_conn_peer_closed(b->conn) && !b->mid_message && !b->whole_active &&
+               sd_buf_len(&b->held) == 0) {
+        /* Between messages: like TCP, every byte the peer sent before it closed reaches
+         * the stream before its end, however slowly the program or backend reads. */
+        b->flushing = 1;
+        bridge_flush_step(b);
+    } else {
         bridge_fail(b, err ? err : -ECONNRESET, "SMB Direct: %s", reason);
+    }
 }
 
 static const struct smbd_upper bridge_upper = {
@@ -544,10 +565,36 @@ static void bridge_read_stream(struct smbd_bridge *b)
     }
 }
 
+/* Flushing: what the program or backend still writes has nowhere to go; it is read
+ * and dropped so it never blocks on a full socket. 0 at its EOF or error. */
+static int bridge_discard_stream(struct smbd_bridge *b)
+{
+    char scratch[65536];
+    ssize_t n;
+
+    while ((n = recv(b->fd, scratch, sizeof(scratch), 0)) > 0)
+        ;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
 static void bridge_stream_cb(void *ctx, int revents)
 {
     struct smbd_bridge *b = ctx;
 
+    if (b->flushing) {
+        if (revents & SD_EV_OUT)
+            bridge_flush(b);
+        if (!b->ending && (revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) &&
+            !bridge_discard_stream(b)) {
+            b->orderly = 1; /* the other side is gone too: nothing left to deliver */
+            bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order "
+                        "(MS-SMBD 3.1.7.1); the stream ended before all was written");
+        }
+        bridge_flush_step(b);
+        if (!b->ending)
+            bridge_watch_stream(b);
+        return;
+    }
     if (revents & SD_EV_ERR) {
         int soerr = 0;
         socklen_t sl = sizeof(soerr);
@@ -575,7 +622,9 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 {
     int want = 0, rc = 0;
 
-    if (!b->stream_eof && !stream_held(b) && !b->disconnecting)
+    if (b->flushing)
+        want |= SD_EV_IN; /* read and dropped */
+    else if (!b->stream_eof && !stream_held(b) && !b->disconnecting)
         want |= SD_EV_IN;
     if (sd_buf_len(&b->outq) > 0)
         want |= SD_EV_OUT;
@@ -623,6 +672,15 @@ static void bridge_sync(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
     size_t outq = sd_buf_len(&b->outq);
+
+    if (b->flushing) { /* the link is gone: only the stream's output is left */
+        if (!b->ending && !b->out_blocked && outq > 0)
+            bridge_flush(b);
+        bridge_flush_step(b);
+        if (!b->ending)
+            bridge_watch_stream(b);
+        return;
+    }
 
     if (!b->ending && !b->out_blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */

@@ -255,6 +255,11 @@ int smbd_conn_is_terminated(const struct smbd_conn *c)
     return c->state == SMBD_ST_TERMINATED;
 }
 
+int smbd_conn_peer_closed(const struct smbd_conn *c)
+{
+    return c->peer_closed;
+}
+
 int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out) /* 3.1.4.7 */
 {
     if (c->role != SMBD_ROLE_ESTABLISHED)

@@ -160,6 +160,9 @@ uint64_t smbd_conn_provider_requests(const struct smbd_conn *c);
 enum smbd_role smbd_conn_role(const struct smbd_conn *c);
 int smbd_conn_is_established(const struct smbd_conn *c);
 int smbd_conn_is_terminated(const struct smbd_conn *c);
+/* 1 when the connection ended because the peer closed it in order (the provider saw a
+ * disconnect, not an error; MS-SMBD 3.1.7.1): what it delivered is all it sent. */
+int smbd_conn_peer_closed(const struct smbd_conn *c);
 int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out); /* 3.1.4.7 */
 void smbd_conn_get_stats(const struct smbd_conn *c, struct smbd_stats *out);
 

@@ -100,6 +100,7 @@ struct smbd_conn {
     struct smbd_stats stats;
     int recv_paused;
     int peer_closed;                 /* the provider reported an orderly close by the peer */
+    int provider_gone;               /* a post failed with -ENOTCONN: CONN_LOST is coming */
     int fail_response_pending;       /* disconnect once the failure response went out */
     uint64_t provider_requests;      /* posts and disconnects asked of the provider */
 

@@ -48,7 +48,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
     uint32_t len;
     int signaled, err;
 
-    if (c->send_credits == 0)
+    if (c->send_credits == 0 || c->provider_gone)
         return 0;
     granted = smbd_credits_take_grant(c); /* 3.1.5.9 */
     if (c->send_credits == 1 && granted == 0)
@@ -78,6 +78,13 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
     if (signaled)
         c->unsignaled_run = 0;
     err = smbd_post_slot(c, s, len, signaled);
+    if (err == -ENOTCONN) {
+        /* The provider lost the connection: its SD_WC_CONN_LOST follows with the cause
+         * (the peer's orderly close, or the error) and terminates (3.1.7.1); the slot
+         * waits in in_flight to be reclaimed then. */
+        c->provider_gone = 1;
+        return 0;
+    }
     if (err) {
         smbd_terminate(c, -ECONNRESET, "posting a send failed: %d", err);
         return 0;

@@ -22,9 +22,17 @@ void smbd_conn_on_timer(struct smbd_conn *c, uint64_t now_ms)
         return;
     }
     if (now_ms >= c->idle_deadline) { /* 3.1.6.2 */
-        if (c->keepalive != SMBD_KA_NONE) {
+        if (c->keepalive == SMBD_KA_SENT) {
             smbd_terminate(c, -ETIMEDOUT, "the peer did not answer a keepalive within %u ms "
                            "(MS-SMBD 3.1.6.2)", (unsigned)c->cfg.keepalive_timeout_ms);
+            return;
+        }
+        if (c->keepalive == SMBD_KA_PENDING) {
+            /* Not sent: the peer holds back our credits because its reader is paused.
+             * That is flow control, not silence: the keepalive goes out with the first
+             * credit (a paused peer of ours grants one with its own keepalive) and its
+             * answer is timed from then. */
+            c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms;
             return;
         }
         c->keepalive = SMBD_KA_PENDING;

@@ -32,7 +32,11 @@ uint32_t smbd_credits_peek_grant(const struct smbd_conn *c)
 {
     uint32_t target = grant_target(c), ungranted = c->recv_posted - c->receive_credits, n;
 
-    if (c->recv_paused || target <= c->receive_credits)
+    if (c->recv_paused)
+        /* 3.1.6.2 while paused: a keepalive asks the peer to answer, which it can do only
+         * holding a credit; one credit per keepalive bounds what may arrive meanwhile. */
+        return c->keepalive == SMBD_KA_PENDING && c->receive_credits == 0 && ungranted > 0;
+    if (target <= c->receive_credits)
         return 0;
     n = target - c->receive_credits;
     return n < ungranted ? n : ungranted;
