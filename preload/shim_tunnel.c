@@ -19,6 +19,7 @@
 #include "sd_libc.h"
 #include "shim_config.h"
 #include "shim_engine.h"
+#include "shim_epoll.h"
 #include "shim_fdtable.h"
 #include "shim_guard.h"
 #include "shim_sockopt.h"
@@ -191,8 +192,11 @@ static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct so
                           struct smbd_link *link)
 {
     struct shim_fd_info info;
-    struct shim_fd_key key;
+    struct shim_fd_key key, old_key;
     int sv[2], status = fcntl(fd, F_GETFL), fdflags = fcntl(fd, F_GETFD), rc;
+    struct shim_epoll_reg regs[SHIM_EPOLL_MAX_REGS];
+    int nregs = shim_fd_key_of(fd, &old_key) == 0
+                    ? shim_epoll_find(fd, &old_key, regs, SHIM_EPOLL_MAX_REGS) : 0;
 
     memset(&key, 0, sizeof(key));
     rc = (status < 0 || fdflags < 0) ? -errno : shim_engine_ensure();
@@ -227,7 +231,11 @@ static int swap_in_tunnel(int fd, const struct shim_config *cfg, const struct so
         goto fail;
     }
     close(sv[0]);
-    /* The fd is swapped: from here the program talks to the engine or sees EOF. */
+    /* The fd is swapped: from here the program talks to the engine or sees EOF. Its
+     * epoll registrations went with the old socket: made again on the new end. */
+    if (nregs > 0 && shim_epoll_restore(fd, regs, nregs) < nregs)
+        sd_warn("fd %d: an epoll registration made before connect() could not be made again "
+                "on the tunnel", fd);
     if ((rc = shim_engine_attach(link, sv[1], &key)) < 0) {
         sd_error("fd %d: cannot hand the tunnel to the engine: %s", fd, strerror(-rc));
         shim_fdtable_tunnel_ended(&key, -ECONNRESET);

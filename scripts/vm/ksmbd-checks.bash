@@ -91,25 +91,29 @@ ksmbd_check_large_put_get() {
 }
 
 # ksmbd_check_conformance ADDR TRANSPORT LABEL — smbdirect-probe --conformance against ksmbd as
-# its user: every case must end with a result (no hang, no crash: exit 0 or 1, the summary line
-# counts them all) and the basic channel cases (an 8 MiB READ by RDMA Write, an 8 MiB WRITE by
-# RDMA Read, read back equal) must PASS, which checks our client against a server nobody here
-# wrote. Where ksmbd answers a case differently (FAIL or SKIP) that is a finding about ksmbd,
-# not a failure: each such row is noted.
+# its user, the positive READ/WRITE channel cases only: an 8 MiB READ by RDMA Write and a WRITE
+# by RDMA Read read back equal, several of each, and at 3.0.2 RDMA_V1_INVALIDATE (answered by
+# Send with Invalidate of the token; a reuse refused) and RDMA_V1. Each must PASS (SKIP where
+# the provider cannot see remote invalidation), which checks our client against a server nobody
+# here wrote. The other cases are not run here: against Debian 6.1's ksmbd their quick
+# connection churn (refused negotiations, descriptor errors) has made ksmbd fail a cache name
+# ("kobject_add_internal failed ... -EEXIST", "Can't init RDMA pool: -12") and hang its worker
+# and the next RDMA connect in the kernel, taking the VM with it; README records what ksmbd
+# answered to them in a full run.
 ksmbd_check_conformance() {
-    local addr=$1 transport=$2 label=$3 row
+    local addr=$1 transport=$2 label=$3 cases row
     vm_require_bin "$VM_BUILD/smbdirect-probe"
-    run timeout 600 "$VM_BUILD/smbdirect-probe" --conformance --transport "$transport" \
-        --user "$VM_KSMBD_USER%$VM_KSMBD_PASS" --share share "$addr"
-    echo "$output"
-    [ "$status" -eq 0 ] || [ "$status" -eq 1 ]
-    grep -Eq '^[0-9]+ cases: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' <<<"$output"
-    grep -Eq '^BVT_Smb2OverRdmaChannel_ReadLargeFile +PASS ' <<<"$output"
-    grep -Eq '^BVT_Smb2OverRdmaChannel_WriteLargeFile +PASS ' <<<"$output"
-    vm_note "$label: $(grep -E '^[0-9]+ cases:' <<<"$output")"
-    while IFS= read -r row; do
-        vm_note "$label: ksmbd differs: $row"
-    done < <(grep -E '^[A-Za-z0-9_]+ +(FAIL|SKIP) ' <<<"$output" | sed 's/  */ /g')
+    for cases in 'BVT_Smb2OverRdmaChannel_*' 'Smb2OverRdmaChannel_*Operation' \
+        'BVT_SMB2OverRdma_SMB302_*' 'SMB2OverRdma_SMB302_*'; do
+        run timeout 300 "$VM_BUILD/smbdirect-probe" --conformance --transport "$transport" \
+            --user "$VM_KSMBD_USER%$VM_KSMBD_PASS" --share share --cases "$cases" "$addr"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        grep -Eq '^[1-9][0-9]* cases: [0-9]+ passed, 0 failed, [0-9]+ skipped$' <<<"$output"
+        while IFS= read -r row; do
+            vm_note "$label: $row"
+        done < <(grep -E '^[A-Za-z0-9_]+ +(PASS|SKIP) ' <<<"$output" | sed 's/  */ /g' | cut -c1-160)
+    done
 }
 
 # ksmbd_check_probe ADDR TRANSPORT LABEL — smbdirect-probe negotiates with ksmbd and prints the

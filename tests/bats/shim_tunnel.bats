@@ -132,6 +132,41 @@ assert_all_ok() {
     grep -q 'relay: conn 1 from .* established' "$WORK/relay.log"
 }
 
+# An event loop that registers the socket with epoll before connect() (libuv, libevent,
+# asyncio do): the registration must report the tunnel's readiness after the swap.
+EPOLL_FIRST='
+import os, select, socket, struct, sys
+port = int(sys.argv[1])
+def check(name, cond, extra=""):
+    print(("ok " if cond else "FAIL ") + name, extra, flush=True)
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setblocking(False)
+ep = select.epoll()
+ep.register(s.fileno(), select.EPOLLIN | select.EPOLLOUT)
+rc = s.connect_ex(("127.0.0.1", port))
+check("connect", rc in (0, 115), rc)
+ev = ep.poll(10)
+check("epoll-writable-after-connect", any(e & select.EPOLLOUT for _, e in ev), ev)
+ep.modify(s.fileno(), select.EPOLLIN)
+msg = b"\xfeSMB" + os.urandom(2000)
+s.send(struct.pack(">I", len(msg)) + msg)
+got = b""
+while len(got) < len(msg) + 4:
+    ev = ep.poll(10)
+    if not ev:
+        break
+    got += s.recv(65536)
+check("epoll-reports-the-echo", got == struct.pack(">I", len(msg)) + msg, len(got))
+'
+
+@test "an epoll registration made before connect() reports the tunnel's readiness" {
+    run timeout 30 python3 -c "$EPOLL_FIRST" "$ECHO_PORT"
+    assert_all_ok
+    [[ "$output" == *"ok epoll-writable-after-connect"* ]]
+    [[ "$output" == *"ok epoll-reports-the-echo"* ]]
+    [[ "$output" == *"tunneled over SMB Direct"* ]]
+}
+
 @test "a fork child uses the inherited tunnel, and the parent keeps using it" {
     run timeout 30 python3 -c "$CLIENT" "$ECHO_PORT" fork
     assert_all_ok
