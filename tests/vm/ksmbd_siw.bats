@@ -41,11 +41,11 @@ teardown() { cifs_umount; }
     ksmbd_check_probe "$VM_SIW_IP" rdma "probe verbs/siw -> ksmbd/siw"
 }
 
-@test "smbdirect-probe --conformance, soft-iWARP -> ksmbd on siw: every case ends with a result, the channel BVT cases pass" {
+@test "smbdirect-probe --conformance, soft-iWARP -> ksmbd on siw: the positive READ/WRITE channel cases pass" {
     ksmbd_check_conformance "$VM_SIW_IP" soft "conformance soft -> ksmbd/siw"
 }
 
-@test "smbdirect-probe --conformance, verbs on siw -> ksmbd: every case ends with a result, the channel BVT cases pass" {
+@test "smbdirect-probe --conformance, verbs on siw -> ksmbd: the positive READ/WRITE channel cases pass" {
     ksmbd_check_conformance "$VM_SIW_IP" rdma "conformance verbs/siw -> ksmbd/siw"
 }
 
