@@ -50,6 +50,45 @@ void cf_file_end(struct cf_file *f)
     cf_smb2_close(&f->c);
 }
 
+void cf_list_target(const struct cf_ctx *ctx, struct cf_target *t, struct cf_ctx *c)
+{
+    *t = *ctx->t;
+    t->credits = 10;
+    t->max_send_size = 1024;
+    t->max_receive_size = 1024;
+    t->max_fragmented_size = 131072;
+    *c = *ctx;
+    c->t = t;
+}
+
+int cf_raw_open(const struct cf_target *t, struct cf_smbd *s, struct cf_result *r)
+{
+    struct smbd_negotiate_req q;
+    int rc = cf_smbd_connect(s, t);
+
+    cf_smbd_default_negotiate(t, &q);
+    if (rc == 0)
+        rc = cf_smbd_negotiate(s, &q);
+    if (rc < 0)
+        return cf_result(r, CF_FAIL, "setup: %s", s->why), -1;
+    return 0;
+}
+
+int cf_still_negotiates(const struct cf_target *t, struct cf_result *r)
+{
+    struct cf_smbd s;
+    int rc = cf_raw_open(t, &s, r);
+
+    char why[sizeof(r->detail)];
+
+    cf_smbd_close(&s);
+    if (rc < 0) {
+        snprintf(why, sizeof(why), "%s", r->detail);
+        cf_result(r, CF_FAIL, "then a new connection: %s", why);
+    }
+    return rc;
+}
+
 int cf_buf_new(struct cf_file *f, size_t len, int access, struct cf_buf *b)
 {
     int rc;

@@ -27,6 +27,16 @@ int cf_file_open(struct cf_ctx *ctx, struct cf_file *f, enum cf_dialects d, cons
 /* Closes the file (when the connection still stands) and the connection. */
 void cf_file_end(struct cf_file *f);
 
+/* The case list's defaults (MS-SMBD 1.0 only, CreditsRequested 10, PreferredSendSize
+ * and MaxReceiveSize 1024, MaxFragmentedSize 131072) on ctx's target: *t, and *c a copy
+ * of ctx that uses it (for cf_file_open). */
+void cf_list_target(const struct cf_ctx *ctx, struct cf_target *t, struct cf_ctx *c);
+/* A raw SMB Direct session on t, negotiated: 0, or -1 with r FAIL. Close it with
+ * cf_smbd_close either way. */
+int cf_raw_open(const struct cf_target *t, struct cf_smbd *s, struct cf_result *r);
+/* A new connection with t's Negotiate Request negotiates: 0, or -1 with r FAIL. */
+int cf_still_negotiates(const struct cf_target *t, struct cf_result *r);
+
 /* A buffer registered for the server, and descriptors over it. */
 struct cf_buf {
     uint8_t *mem;

@@ -1,0 +1,583 @@
+/* conformance/cf_cases_data.c — the SmbdDataTransfer group: Data Transfer messages
+ * (MS-SMBD 2.2.3) sent whole, fragmented every way the format allows, padded, and
+ * malformed against each MUST-verify rule of 3.1.5.8 (the server must terminate, and
+ * then still negotiate on a new connection); the idle connection timer both ways
+ * (3.1.2.2, 3.1.6.2). Every connection uses the case list's defaults: PreferredSendSize
+ * and MaxReceiveSize 1024, 10 credits, MaxFragmentedSize 131072.
+ *
+ * Time bounds: a connection the server must end has END_MS; the client's keepalive
+ * must be answered within ANSWER_MS; the server's keepalive is awaited for
+ * ctx->keepalive_wait_ms (--keepalive-wait, default CF_KEEPALIVE_WAIT_MS) and the
+ * cases needing it SKIP when none comes by then (a longer KeepaliveInterval, e.g. the
+ * relay's default 120 s); after an unanswered keepalive the server has KA_END_MS. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cf_fixture.h"
+#include "sd_bytes.h"
+#include "sd_clock.h"
+
+#define END_MS 3000          /* how long a connection the server must end may take */
+#define IDLE_MS 2000         /* IdleConnection_Client: idle this long first */
+#define ANSWER_MS 5000       /* ... then its keepalive is answered within this */
+#define KA_END_MS 7000       /* an unanswered keepalive: 5 s (Appendix B <3>) + slack */
+#define SMALL 100u           /* a WRITE that fits one 1024-byte message */
+#define MODERATE 8192u       /* a WRITE of 9 fragments of 1000 bytes */
+
+/* ---- SMB2 traffic over a session with the list's defaults ---- */
+
+/* Opens f with the list's defaults (t is its target). */
+static int open_list(struct cf_ctx *ctx, struct cf_target *t, struct cf_file *f, const char *tag,
+                     struct cf_result *r)
+{
+    struct cf_ctx c;
+
+    cf_list_target(ctx, t, &c);
+    return cf_file_open(&c, f, CF_DIALECTS_ALL, tag, r);
+}
+
+/* WRITEs len pattern bytes at 0 and READs them back, checked. *wh (when not NULL):
+ * the first fragment header of the WRITE response, *wlen its length, *wfrags its
+ * fragments. 0, or -1 with r set. */
+static int write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct smbd_data_hdr *wh,
+                      size_t *wlen, unsigned *wfrags, struct cf_result *r)
+{
+    uint8_t *w = malloc(len), *b = malloc(len);
+    size_t got = 0;
+    int rc = -1;
+
+    if (!w || !b) {
+        cf_result(r, CF_FAIL, "out of memory");
+        goto out;
+    }
+    cf_pattern(w, len, 0, seed);
+    if (cf_smb2_write_one(&f->c, f->fid, 0, w, len) < 0) {
+        cf_result(r, CF_FAIL, "WRITE of %u bytes: %s", len, f->c.why);
+        goto out;
+    }
+    if (wh) {
+        *wh = f->c.sd.taken->first;
+        *wlen = f->c.sd.taken->len;
+        *wfrags = f->c.sd.taken->frags;
+    }
+    if (cf_smb2_read(&f->c, f->fid, 0, b, len, &got) < 0)
+        cf_result(r, CF_FAIL, "READ back: %s", f->c.why);
+    else if (got != len || memcmp(w, b, len) != 0)
+        cf_result(r, CF_FAIL, "read back %zu bytes differing from the %u written", got, len);
+    else
+        rc = 0;
+out:
+    free(w);
+    free(b);
+    return rc;
+}
+
+static void send_small(struct cf_ctx *ctx, struct cf_result *r)
+{
+    struct cf_target t;
+    struct cf_file f;
+    struct smbd_data_hdr h;
+    size_t wlen;
+    unsigned frags;
+
+    if (open_list(ctx, &t, &f, "small", r) < 0 || write_back(&f, SMALL, 11, &h, &wlen, &frags, r) < 0)
+        goto out;
+    /* MS-SMBD 2.2.3, 3.1.5.4: the WRITE response in one message */
+    if (frags != 1 || h.remaining_data_length != 0)
+        cf_result(r, CF_FAIL, "the %zu-byte WRITE response came in %u messages (first "
+                  "RemainingDataLength %u)", wlen, frags, h.remaining_data_length);
+    else if (h.credits_requested == 0)
+        cf_result(r, CF_FAIL, "the WRITE response has CreditsRequested 0");
+    else if (h.data_offset % 8 != 0)
+        cf_result(r, CF_FAIL, "the WRITE response has DataOffset %u, not 8-byte aligned",
+                  h.data_offset);
+    else if (h.data_length != wlen)
+        cf_result(r, CF_FAIL, "the WRITE response has DataLength %u for a %zu-byte response",
+                  h.data_length, wlen);
+    else
+        cf_result(r, CF_PASS, "WRITE of %u bytes in one message; response: CreditsRequested %u, "
+                  "RemainingDataLength 0, DataOffset %u, DataLength %u; read back equal",
+                  SMALL, h.credits_requested, h.data_offset, h.data_length);
+out:
+    cf_file_end(&f);
+}
+
+/* A WRITE of len bytes with the session's fragments cut by plan (n sizes, cycled;
+ * NULL: the negotiated size) and padded to pad_to, read back. */
+static void write_cut(struct cf_ctx *ctx, struct cf_result *r, const char *tag, uint32_t len,
+                      const uint32_t *plan, size_t n, int pad, const char *pass)
+{
+    struct cf_target t;
+    struct cf_file f;
+
+    if (open_list(ctx, &t, &f, tag, r) < 0)
+        goto out;
+    f.c.sd.frag_plan = plan;
+    f.c.sd.frag_plan_n = n;
+    f.c.sd.pad_to = pad ? f.c.sd.max_send : 0;
+    if (write_back(&f, len, 12, NULL, NULL, NULL, r) == 0)
+        cf_result(r, CF_PASS, "WRITE of %u bytes %s (%u-byte messages); read back equal", len,
+                  pass, f.c.sd.max_send);
+out:
+    cf_file_end(&f);
+}
+
+static void send_moderate(struct cf_ctx *ctx, struct cf_result *r)
+{
+    write_cut(ctx, r, "moderate", MODERATE, NULL, 0, 0, "in fragments of up to 1000 bytes");
+}
+
+/* 2.2.3 allows any DataLength: 1-byte and empty (DataLength 0, DataOffset 0) fragments
+ * in the middle of a message are part of it (3.1.5.8 appends DataLength bytes). */
+static void variable_length(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const uint32_t plan[] = { 1, 0, 7, 1000, 1, 0, 333, 64, 2, 999, 0, 13 };
+
+    write_cut(ctx, r, "varlen", MODERATE, plan, sizeof(plan) / sizeof(plan[0]), 0,
+              "in fragments of 1, 0, 7, 1000, 1, 0, 333, 64, 2, 999, 0, 13, ... bytes");
+}
+
+static void small_length(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const uint32_t plan[] = { 1 };
+
+    write_cut(ctx, r, "onebyte", SMALL, plan, 1, 0, "one byte per fragment");
+}
+
+static void redundancy(struct cf_ctx *ctx, struct cf_result *r)
+{
+    write_cut(ctx, r, "redundant", SMALL, NULL, 0, 1,
+              "in one message padded with junk after DataLength to MaxSendSize");
+}
+
+/* A READ whose response is exactly MaxReceiveSize - 24 bytes. */
+static void receive_max(struct cf_ctx *ctx, struct cf_result *r)
+{
+    struct cf_target t;
+    struct cf_file f;
+    uint8_t buf[1024];
+    uint32_t n = 1024 - SMBD_DATA_OFFSET - (SMB2_HDR_SIZE + 16); /* 2.2.20: data at 80 */
+    const struct cf_msg *m;
+    size_t got = 0;
+
+    if (open_list(ctx, &t, &f, "recvmax", r) < 0 || cf_file_fill(&f, n, 13, r) < 0)
+        goto out;
+    if (cf_smb2_read(&f.c, f.fid, 0, buf, n, &got) < 0) {
+        cf_result(r, CF_FAIL, "READ of %u bytes: %s", n, f.c.why);
+        goto out;
+    }
+    m = f.c.sd.taken;
+    /* 2.2.3, 3.1.5.4 */
+    if (got != n || cf_pattern_diff(buf, n, 0, 13) >= 0)
+        cf_result(r, CF_FAIL, "READ of %u bytes returned %zu or wrong data", n, got);
+    else if (m->first.data_offset % 8 != 0)
+        cf_result(r, CF_FAIL, "DataOffset %u, not 8-byte aligned", m->first.data_offset);
+    else if ((size_t)m->first.data_length + m->first.remaining_data_length != m->len)
+        cf_result(r, CF_FAIL, "DataLength %u + RemainingDataLength %u != the %zu-byte response",
+                  m->first.data_length, m->first.remaining_data_length, m->len);
+    else
+        cf_result(r, CF_PASS, "the %zu-byte READ response: DataOffset %u, DataLength %u, "
+                  "RemainingDataLength %u (%u message%s); data equal", m->len,
+                  m->first.data_offset, m->first.data_length, m->first.remaining_data_length,
+                  m->frags, m->frags == 1 ? "" : "s");
+out:
+    cf_file_end(&f);
+}
+
+/* ---- malformed Data Transfer messages: the server must terminate (3.1.5.8) ---- */
+
+/* One raw message: its header fields and length. The first bytes of its data are an
+ * SMB2 NEGOTIATE request (a backend that gets them waits for more), zeros after. */
+struct dt {
+    uint16_t credits_requested, flags;
+    uint32_t remaining, offset, length;
+    size_t len;
+};
+
+#define MAX_SEND ((size_t)-1)       /* len: the negotiated send size */
+#define PAST_END 0xFFFFFFFEu         /* length: one byte more than the message holds */
+#define MFS_PLUS_1 0xFFFFFFFEu       /* remaining: the server's MaxFragmentedSize + 1 */
+
+static int send_dt(struct cf_smbd *s, const struct dt *d)
+{
+    size_t len = d->len == MAX_SEND ? s->max_send : d->len;
+    uint8_t *m = calloc(1, len > 20 ? len : 20), guid[16] = { 0 };
+    const uint16_t dialect = SMB2_DIALECT_0302;
+    const struct cf_smb2_req_hdr h = { .command = SMB2_NEGOTIATE, .credit_charge = 1 };
+    uint8_t neg[200];
+    int n = cf_smb2_negotiate_req(&h, &dialect, 1, guid, neg, sizeof(neg)), rc;
+
+    if (!m)
+        return -ENOMEM;
+    if (len > SMBD_DATA_OFFSET && n > 0)
+        memcpy(m + SMBD_DATA_OFFSET, neg,
+               len - SMBD_DATA_OFFSET < (size_t)n ? len - SMBD_DATA_OFFSET : (size_t)n);
+    sd_put_le16(m, d->credits_requested);
+    sd_put_le16(m + 4, d->flags);
+    sd_put_le32(m + 8, d->remaining == MFS_PLUS_1 ? s->neg.max_fragmented_size + 1 : d->remaining);
+    sd_put_le32(m + 12, d->offset);
+    sd_put_le32(m + 16, d->length == PAST_END ? (uint32_t)(len - SMBD_DATA_OFFSET + 1) : d->length);
+    rc = cf_smbd_send_raw(s, m, len);
+    free(m);
+    return rc;
+}
+
+/* One variant: up to 3 messages sent in order on a new connection. */
+struct bad {
+    const char *what;
+    struct dt d[3];
+    size_t n;
+};
+
+/* Each variant on its own connection: the server must end it within END_MS; then a
+ * new connection negotiates. */
+static void expect_end(struct cf_ctx *ctx, struct cf_result *r, const struct bad *v, size_t nv,
+                       const char *pass)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+
+    cf_list_target(ctx, &t, &c);
+    for (size_t i = 0; i < nv; i++) {
+        struct cf_smbd s;
+        int rc = cf_raw_open(&t, &s, r);
+
+        for (size_t k = 0; rc == 0 && k < v[i].n && !s.lost; k++)
+            rc = send_dt(&s, &v[i].d[k]);
+        if (rc == 0 && cf_smbd_wait_lost(&s, END_MS) < 0) {
+            cf_result(r, CF_FAIL, "%s: the connection still stands after %d ms", v[i].what,
+                      END_MS);
+            rc = -1;
+        } else if (rc < 0 && rc != -ENOTCONN && r->verdict != CF_FAIL)
+            cf_result(r, CF_FAIL, "%s: %s", v[i].what, s.why);
+        cf_smbd_close(&s);
+        if (rc < 0 && rc != -ENOTCONN)
+            return;
+    }
+    if (cf_still_negotiates(&t, r) == 0)
+        cf_result(r, CF_PASS, "%s: terminated; a new connection negotiated", pass);
+}
+
+#define OK_HDR 10, 0 /* CreditsRequested 10, no flags */
+
+static void uncompleted(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = { { "19 bytes", { { OK_HDR, 0, 0, 0, 19 } }, 1 } };
+
+    expect_end(ctx, r, v, 1, "a 19-byte Data Transfer message");
+}
+
+static void offset_aligned(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "DataOffset 23", { { OK_HDR, 0, 23, 100, 132 } }, 1 },
+        { "DataOffset 25", { { OK_HDR, 0, 25, 100, 132 } }, 1 },
+    };
+
+    expect_end(ctx, r, v, 2, "DataOffset 23, 25 (not 8-byte aligned)");
+}
+
+static void offset_length(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "DataOffset 32 in a 32-byte message", { { OK_HDR, 0, 32, 8, 32 } }, 1 },
+        { "DataOffset 0xFFFFFFFF", { { OK_HDR, 0, 0xFFFFFFFFu, 8, 32 } }, 1 },
+    };
+
+    expect_end(ctx, r, v, 2, "DataOffset 32 and 0xFFFFFFFF past the message's end");
+}
+
+static void length_length(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "DataLength 101 in a 124-byte message", { { OK_HDR, 0, 24, 101, 124 } }, 1 },
+        { "DataLength one past a MaxSendSize message", { { OK_HDR, 0, 24, PAST_END, MAX_SEND } },
+          1 },
+        { "DataLength 0xFFFFFFFF", { { OK_HDR, 0, 24, 0xFFFFFFFFu, 124 } }, 1 },
+    };
+
+    expect_end(ctx, r, v, 3, "DataLength one byte past a small and a MaxSendSize message, "
+               "0xFFFFFFFF");
+}
+
+/* The empty message's DataLength + RemainingDataLength exceeds MaxFragmentedSize. */
+static void remaining_mfs(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "RemainingDataLength MaxFragmentedSize + 1", { { OK_HDR, MFS_PLUS_1, 0, 0, 20 } }, 1 },
+        { "RemainingDataLength 0xFFFFFFFF", { { OK_HDR, 0xFFFFFFFFu, 0, 0, 20 } }, 1 },
+    };
+
+    expect_end(ctx, r, v, 2, "empty messages with RemainingDataLength MaxFragmentedSize + 1, "
+               "0xFFFFFFFF");
+}
+
+/* 3.1.5.8: RemainingDataLength 0 while FragmentReassemblyRemaining > 0. */
+static void remaining_zero(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "100 of 300 bytes, then 100 more with RemainingDataLength 0",
+          { { OK_HDR, 200, 24, 100, 124 }, { OK_HDR, 0, 24, 100, 124 } }, 2 },
+    };
+
+    expect_end(ctx, r, v, 1, "a final fragment leaving 100 bytes of the message missing");
+}
+
+/* 3.1.5.4 makes each fragment's RemainingDataLength the bytes not yet sent; 3.1.5.8
+ * counts FragmentReassemblyRemaining down by DataLength. A second fragment claiming one
+ * byte more, with the rest sent as claimed, overruns what the first announced: the
+ * list (and the relay) terminate at the contradiction; a receiver following 3.1.5.8
+ * literally notices at the final fragment at the latest. */
+static void remaining_reassembly(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct bad v[] = {
+        { "100 + 300 remaining; 100 + 201 remaining; 201",
+          { { OK_HDR, 300, 24, 100, 124 }, { OK_HDR, 201, 24, 100, 124 },
+            { OK_HDR, 0, 24, 201, 225 } }, 3 },
+    };
+
+    expect_end(ctx, r, v, 1, "a second fragment claiming one byte more than the first left");
+}
+
+/* ---- size limits: one over terminates, exactly at the limit succeeds ---- */
+
+/* A WRITE in one message of exactly the server's MaxReceiveSize succeeds; one byte more
+ * is beyond its receive buffers (2.2.3, 3.1.5.3: DataOffset + DataLength within
+ * MaxSendSize) and ends the connection. */
+static void length_max_receive(struct cf_ctx *ctx, struct cf_result *r)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+    struct cf_file f;
+    uint8_t *data = NULL;
+    uint32_t max = 0, n;
+    int rc;
+
+    cf_list_target(ctx, &t, &c);
+    t.max_send_size = 16384; /* PreferredSendSize: MaxSendSize becomes the server's limit */
+    for (int over = 1; over >= 0; over--) {
+        if (cf_file_open(&c, &f, CF_DIALECTS_ALL, over ? "recvover" : "recvexact", r) < 0)
+            goto out;
+        max = f.c.sd.max_send;
+        if (max >= t.max_send_size) {
+            cf_result(r, CF_SKIP, "the server's MaxReceiveSize %u is beyond this client's "
+                      "%u-byte sends", f.c.sd.neg.max_receive_size, t.max_send_size - 1);
+            goto out;
+        }
+        n = max - SMBD_DATA_OFFSET - SMB2_RW_REQ_FIXED + (uint32_t)over;
+        free(data);
+        if (!(data = malloc(n))) {
+            cf_result(r, CF_FAIL, "out of memory");
+            goto out;
+        }
+        cf_pattern(data, n, 0, 14);
+        f.c.sd.max_send = max + (uint32_t)over; /* the whole WRITE in one message */
+        rc = cf_smb2_write_one(&f.c, f.fid, 0, data, n);
+        if (over && rc == 0) {
+            cf_result(r, CF_FAIL, "a %u-byte message (MaxReceiveSize %u + 1) was accepted",
+                      max + 1, max);
+            goto out;
+        }
+        if (over && (rc != -ENOTCONN || cf_smbd_wait_lost(&f.c.sd, END_MS) < 0)) {
+            cf_result(r, CF_FAIL, "a %u-byte message: %s", max + 1, f.c.why);
+            goto out;
+        }
+        if (!over && rc < 0) {
+            cf_result(r, CF_FAIL, "a WRITE in one %u-byte message: %s", max, f.c.why);
+            goto out;
+        }
+        cf_file_end(&f);
+    }
+    cf_result(r, CF_PASS, "a %u-byte message (MaxReceiveSize + 1): terminated; a WRITE in "
+              "exactly %u bytes: written", max + 1, max);
+    free(data);
+    return;
+out:
+    free(data);
+    cf_file_end(&f);
+}
+
+/* MS-SMBD 3.1.5.8: DataLength + RemainingDataLength above MaxFragmentedSize
+ * terminates; an SMB2 message of exactly MaxFragmentedSize reassembles (an SMB2 server
+ * may refuse a WRITE that large: any SMB2 answer on a standing connection passes). */
+#define MFS_BOUND (16u * 1024u * 1024u) /* larger servers: SKIP (run time) */
+
+static void max_fragmented(struct cf_ctx *ctx, struct cf_result *r)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+    struct cf_file f;
+    uint8_t *data = NULL;
+    uint32_t mfs = 0, n;
+    int rc;
+
+    cf_list_target(ctx, &t, &c);
+    t.max_send_size = 8192; /* fewer fragments: bounded run time */
+    for (int over = 1; over >= 0; over--) {
+        if (cf_file_open(&c, &f, CF_DIALECTS_ALL, over ? "fragover" : "fragexact", r) < 0)
+            goto out;
+        mfs = f.c.sd.neg.max_fragmented_size;
+        if (mfs > MFS_BOUND) {
+            cf_result(r, CF_SKIP, "the server's MaxFragmentedSize %u is beyond %u (run time)",
+                      mfs, MFS_BOUND);
+            goto out;
+        }
+        n = mfs - SMB2_RW_REQ_FIXED + (uint32_t)over;
+        free(data);
+        if (!(data = malloc(n))) {
+            cf_result(r, CF_FAIL, "out of memory");
+            goto out;
+        }
+        cf_pattern(data, n, 0, 15);
+        rc = cf_smb2_write_one(&f.c, f.fid, 0, data, n);
+        if (over && rc != -ENOTCONN) {
+            cf_result(r, CF_FAIL, "an SMB2 message of MaxFragmentedSize %u + 1: %s", mfs,
+                      rc == 0 ? "written" : f.c.why);
+            goto out;
+        }
+        if (!over && rc < 0 && rc != -EREMOTEIO) {
+            cf_result(r, CF_FAIL, "an SMB2 message of exactly MaxFragmentedSize %u: %s", mfs,
+                      f.c.why);
+            goto out;
+        }
+        if (!over)
+            snprintf(r->detail, sizeof(r->detail), "%s",
+                     rc == 0 ? "written" : f.c.why);
+        cf_file_end(&f);
+    }
+    {
+        char exact[sizeof(r->detail)];
+
+        snprintf(exact, sizeof(exact), "%s", r->detail);
+        cf_result(r, CF_PASS, "a %u-byte SMB2 message (MaxFragmentedSize + 1): terminated; "
+                  "exactly %u bytes: reassembled (%s)", mfs + 1, mfs, exact);
+    }
+    free(data);
+    return;
+out:
+    free(data);
+    cf_file_end(&f);
+}
+
+/* ---- the idle connection timer (3.1.2.2, 3.1.5.8, 3.1.6.2) ---- */
+
+static void idle_client(struct cf_ctx *ctx, struct cf_result *r)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+    struct cf_smbd s;
+    uint32_t before;
+    uint64_t t0;
+
+    cf_list_target(ctx, &t, &c);
+    if (cf_raw_open(&t, &s, r) < 0)
+        goto out;
+    if (cf_smbd_grant(&s, t.credits) < 0 || cf_smbd_wait_lost(&s, IDLE_MS) == 0) {
+        cf_result(r, CF_FAIL, "the connection ended while idle: %s", s.why);
+        goto out;
+    }
+    before = s.recv_count;
+    t0 = sd_now_ms();
+    /* 3.1.5.8: the receiver MUST promptly send a message in response */
+    if (cf_smbd_keepalive(&s) < 0)
+        cf_result(r, CF_FAIL, "sending the keepalive: %s", s.why);
+    else if (cf_smbd_wait_count(&s, &s.recv_count, before + 1, ANSWER_MS) < 0)
+        cf_result(r, CF_FAIL, "no answer to SMB_DIRECT_RESPONSE_REQUESTED in %d ms%s",
+                  ANSWER_MS, s.lost ? " (the connection ended)" : "");
+    else
+        cf_result(r, CF_PASS, "idle %d ms, then an empty message with "
+                  "SMB_DIRECT_RESPONSE_REQUESTED: answered after %llu ms", IDLE_MS,
+                  (unsigned long long)(sd_now_ms() - t0));
+out:
+    cf_smbd_close(&s);
+}
+
+/* Waits for the server's next keepalive: 0; -1 with r set (SKIP when none came in
+ * keepalive_wait_ms, FAIL when the connection ended). */
+static int await_keepalive(struct cf_ctx *ctx, struct cf_smbd *s, struct cf_result *r)
+{
+    int rc = cf_smbd_wait_count(s, &s->keepalives, s->keepalives + 1, ctx->keepalive_wait_ms);
+
+    if (rc == -ETIMEDOUT)
+        return cf_result(r, CF_SKIP, "no keepalive from the server in %d ms: its "
+                         "KeepaliveInterval is longer (the relay's default is 120 s: "
+                         "--keepalive 1 there, or raise --keepalive-wait here)",
+                         ctx->keepalive_wait_ms), -1;
+    if (rc < 0)
+        return cf_result(r, CF_FAIL, "the connection ended while idle%s%s",
+                         s->why[0] ? ": " : "", s->why), -1;
+    return 0;
+}
+
+static void idle_server(struct cf_ctx *ctx, struct cf_result *r, int answer)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+    struct cf_smbd s;
+    uint64_t t0 = sd_now_ms(), first;
+
+    cf_list_target(ctx, &t, &c);
+    if (cf_raw_open(&t, &s, r) < 0)
+        goto out;
+    s.hold_acks = !answer;
+    if (cf_smbd_grant(&s, t.credits) < 0) {
+        cf_result(r, CF_FAIL, "granting credits: %s", s.why);
+        goto out;
+    }
+    if (await_keepalive(ctx, &s, r) < 0)
+        goto out;
+    first = s.keepalive_ms - t0;
+    if (answer) { /* answered by the session (an empty message); then the next one */
+        if (await_keepalive(ctx, &s, r) == 0)
+            cf_result(r, CF_PASS, "idle: keepalives after %llu and %llu ms, the first answered; "
+                      "the connection stands", (unsigned long long)first,
+                      (unsigned long long)(s.keepalive_ms - t0));
+    } else if (cf_smbd_wait_lost(&s, KA_END_MS) < 0) {
+        cf_result(r, CF_FAIL, "a keepalive after %llu ms went unanswered, and the connection "
+                  "still stands %d ms later", (unsigned long long)first, KA_END_MS);
+    } else {
+        cf_result(r, CF_PASS, "a keepalive after %llu ms went unanswered: terminated %llu ms "
+                  "after it", (unsigned long long)first,
+                  (unsigned long long)(sd_now_ms() - s.keepalive_ms));
+    }
+out:
+    cf_smbd_close(&s);
+}
+
+static void idle_server_answered(struct cf_ctx *ctx, struct cf_result *r)
+{
+    idle_server(ctx, r, 1);
+}
+
+static void idle_server_timeout(struct cf_ctx *ctx, struct cf_result *r)
+{
+    idle_server(ctx, r, 0);
+}
+
+static const struct cf_case cases[] = {
+    { "BVT_SmbdDataTransfer_Basic_SendSmallBytesOfData", send_small },
+    { "BVT_SmbdDataTransfer_Basic_SendModerateBytesData", send_moderate },
+    { "SmbdDataTransfer_VariableLengthSegment", variable_length },
+    { "SmbdDataTransfer_SmallLengthSegment", small_length },
+    { "SmbdDataTransfer_Redundancy", redundancy },
+    { "SmbdDataTransfer_ReceiveMaxReceiveSize", receive_max },
+    { "SmbdDataTransfer_UncompletedMessage", uncompleted },
+    { "SmbdDataTransfer_NegativeParameter_DataOffset_Against8ByteAligned", offset_aligned },
+    { "SmbdDataTransfer_NegativeParameter_DataOffset_AgainstMessageLength", offset_length },
+    { "SmbdDataTransfer_NegativeParameter_DataLength_AgainstMessageLength", length_length },
+    { "SmbdDataTransfer_NegativeParameter_DataLength_AgainstMaxReceiveSize", length_max_receive },
+    { "SmbdDataTransfer_NegativeParameter_AgainstMaxFragmentedSize", max_fragmented },
+    { "SmbdDataTransfer_NegativeParameter_RemainingDataLength_AgainstMaxFragmentedSize",
+      remaining_mfs },
+    { "SmbdDataTransfer_NegativeParameter_RemainingDataLength_Zero", remaining_zero },
+    { "SmbdDataTransfer_NegativeParameter_RemainingDataLength_AgainstFragmentReassemblyRemaining",
+      remaining_reassembly },
+    { "SmbdDataTransfer_IdleConnection_Client", idle_client },
+    { "SmbdDataTransfer_IdleConnection_Server", idle_server_answered },
+    { "SmbdDataTransfer_IdleConnection_Server_Timeout", idle_server_timeout },
+};
+
+const struct cf_group cf_group_smbd_data_transfer = { "SmbdDataTransfer", cases,
+                                                      sizeof(cases) / sizeof(cases[0]) };
