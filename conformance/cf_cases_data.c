@@ -5,8 +5,8 @@
  * (3.1.2.2, 3.1.6.2). Every connection uses the case list's defaults: PreferredSendSize
  * and MaxReceiveSize 1024, 10 credits, MaxFragmentedSize 131072.
  *
- * Time bounds: a connection the server must end has END_MS; the client's keepalive
- * must be answered within ANSWER_MS; the server's keepalive is awaited for
+ * Time bounds: a connection the server must end has CF_END_MS; the client's keepalive
+ * must be answered within CF_ANSWER_MS; the server's keepalive is awaited for
  * ctx->keepalive_wait_ms (--keepalive-wait, default CF_KEEPALIVE_WAIT_MS) and the
  * cases needing it SKIP when none comes by then (a longer KeepaliveInterval, e.g. the
  * relay's default 120 s); after an unanswered keepalive the server has KA_END_MS. */
@@ -16,12 +16,9 @@
 #include <string.h>
 
 #include "cf_fixture.h"
-#include "sd_bytes.h"
 #include "sd_clock.h"
 
-#define END_MS 3000          /* how long a connection the server must end may take */
-#define IDLE_MS 2000         /* IdleConnection_Client: idle this long first */
-#define ANSWER_MS 5000       /* ... then its keepalive is answered within this */
+#define IDLE_MS 2000         /* IdleConnection_Client: idle this long first (2 s) */
 #define KA_END_MS 7000       /* an unanswered keepalive: 5 s (Appendix B <3>) + slack */
 #define SMALL 100u           /* a WRITE that fits one 1024-byte message */
 #define MODERATE 8192u       /* a WRITE of 9 fragments of 1000 bytes */
@@ -188,141 +185,69 @@ out:
 
 /* ---- malformed Data Transfer messages: the server must terminate (3.1.5.8) ---- */
 
-/* One raw message: its header fields and length. The first bytes of its data are an
- * SMB2 NEGOTIATE request (a backend that gets them waits for more), zeros after. */
-struct dt {
-    uint16_t credits_requested, flags;
-    uint32_t remaining, offset, length;
-    size_t len;
-};
-
-#define MAX_SEND ((size_t)-1)       /* len: the negotiated send size */
-#define PAST_END 0xFFFFFFFEu         /* length: one byte more than the message holds */
-#define MFS_PLUS_1 0xFFFFFFFEu       /* remaining: the server's MaxFragmentedSize + 1 */
-
-static int send_dt(struct cf_smbd *s, const struct dt *d)
-{
-    size_t len = d->len == MAX_SEND ? s->max_send : d->len;
-    uint8_t *m = calloc(1, len > 20 ? len : 20), guid[16] = { 0 };
-    const uint16_t dialect = SMB2_DIALECT_0302;
-    const struct cf_smb2_req_hdr h = { .command = SMB2_NEGOTIATE, .credit_charge = 1 };
-    uint8_t neg[200];
-    int n = cf_smb2_negotiate_req(&h, &dialect, 1, guid, neg, sizeof(neg)), rc;
-
-    if (!m)
-        return -ENOMEM;
-    if (len > SMBD_DATA_OFFSET && n > 0)
-        memcpy(m + SMBD_DATA_OFFSET, neg,
-               len - SMBD_DATA_OFFSET < (size_t)n ? len - SMBD_DATA_OFFSET : (size_t)n);
-    sd_put_le16(m, d->credits_requested);
-    sd_put_le16(m + 4, d->flags);
-    sd_put_le32(m + 8, d->remaining == MFS_PLUS_1 ? s->neg.max_fragmented_size + 1 : d->remaining);
-    sd_put_le32(m + 12, d->offset);
-    sd_put_le32(m + 16, d->length == PAST_END ? (uint32_t)(len - SMBD_DATA_OFFSET + 1) : d->length);
-    rc = cf_smbd_send_raw(s, m, len);
-    free(m);
-    return rc;
-}
-
-/* One variant: up to 3 messages sent in order on a new connection. */
-struct bad {
-    const char *what;
-    struct dt d[3];
-    size_t n;
-};
-
-/* Each variant on its own connection: the server must end it within END_MS; then a
- * new connection negotiates. */
-static void expect_end(struct cf_ctx *ctx, struct cf_result *r, const struct bad *v, size_t nv,
-                       const char *pass)
-{
-    struct cf_target t;
-    struct cf_ctx c;
-
-    cf_list_target(ctx, &t, &c);
-    for (size_t i = 0; i < nv; i++) {
-        struct cf_smbd s;
-        int rc = cf_raw_open(&t, &s, r);
-
-        for (size_t k = 0; rc == 0 && k < v[i].n && !s.lost; k++)
-            rc = send_dt(&s, &v[i].d[k]);
-        if (rc == 0 && cf_smbd_wait_lost(&s, END_MS) < 0) {
-            cf_result(r, CF_FAIL, "%s: the connection still stands after %d ms", v[i].what,
-                      END_MS);
-            rc = -1;
-        } else if (rc < 0 && rc != -ENOTCONN && r->verdict != CF_FAIL)
-            cf_result(r, CF_FAIL, "%s: %s", v[i].what, s.why);
-        cf_smbd_close(&s);
-        if (rc < 0 && rc != -ENOTCONN)
-            return;
-    }
-    if (cf_still_negotiates(&t, r) == 0)
-        cf_result(r, CF_PASS, "%s: terminated; a new connection negotiated", pass);
-}
-
-#define OK_HDR 10, 0 /* CreditsRequested 10, no flags */
+#define OK_HDR 10, 0, 0 /* CreditsRequested 10, no credits granted, no flags */
 
 static void uncompleted(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = { { "19 bytes", { { OK_HDR, 0, 0, 0, 19 } }, 1 } };
+    static const struct cf_bad v[] = { { "19 bytes", { { OK_HDR, 0, 0, 0, 19 } }, 1 } };
 
-    expect_end(ctx, r, v, 1, "a 19-byte Data Transfer message");
+    cf_expect_end(ctx, r, v, 1, "a 19-byte Data Transfer message");
 }
 
 static void offset_aligned(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
+    static const struct cf_bad v[] = {
         { "DataOffset 23", { { OK_HDR, 0, 23, 100, 132 } }, 1 },
         { "DataOffset 25", { { OK_HDR, 0, 25, 100, 132 } }, 1 },
     };
 
-    expect_end(ctx, r, v, 2, "DataOffset 23, 25 (not 8-byte aligned)");
+    cf_expect_end(ctx, r, v, 2, "DataOffset 23, 25 (not 8-byte aligned)");
 }
 
 static void offset_length(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
+    static const struct cf_bad v[] = {
         { "DataOffset 32 in a 32-byte message", { { OK_HDR, 0, 32, 8, 32 } }, 1 },
         { "DataOffset 0xFFFFFFFF", { { OK_HDR, 0, 0xFFFFFFFFu, 8, 32 } }, 1 },
     };
 
-    expect_end(ctx, r, v, 2, "DataOffset 32 and 0xFFFFFFFF past the message's end");
+    cf_expect_end(ctx, r, v, 2, "DataOffset 32 and 0xFFFFFFFF past the message's end");
 }
 
 static void length_length(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
+    static const struct cf_bad v[] = {
         { "DataLength 101 in a 124-byte message", { { OK_HDR, 0, 24, 101, 124 } }, 1 },
-        { "DataLength one past a MaxSendSize message", { { OK_HDR, 0, 24, PAST_END, MAX_SEND } },
+        { "DataLength one past a MaxSendSize message", { { OK_HDR, 0, 24, CF_DT_PAST_END, CF_DT_MAX_SEND } },
           1 },
         { "DataLength 0xFFFFFFFF", { { OK_HDR, 0, 24, 0xFFFFFFFFu, 124 } }, 1 },
     };
 
-    expect_end(ctx, r, v, 3, "DataLength one byte past a small and a MaxSendSize message, "
+    cf_expect_end(ctx, r, v, 3, "DataLength one byte past a small and a MaxSendSize message, "
                "0xFFFFFFFF");
 }
 
 /* The empty message's DataLength + RemainingDataLength exceeds MaxFragmentedSize. */
 static void remaining_mfs(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
-        { "RemainingDataLength MaxFragmentedSize + 1", { { OK_HDR, MFS_PLUS_1, 0, 0, 20 } }, 1 },
+    static const struct cf_bad v[] = {
+        { "RemainingDataLength MaxFragmentedSize + 1", { { OK_HDR, CF_DT_MFS_PLUS_1, 0, 0, 20 } }, 1 },
         { "RemainingDataLength 0xFFFFFFFF", { { OK_HDR, 0xFFFFFFFFu, 0, 0, 20 } }, 1 },
     };
 
-    expect_end(ctx, r, v, 2, "empty messages with RemainingDataLength MaxFragmentedSize + 1, "
+    cf_expect_end(ctx, r, v, 2, "empty messages with RemainingDataLength MaxFragmentedSize + 1, "
                "0xFFFFFFFF");
 }
 
 /* 3.1.5.8: RemainingDataLength 0 while FragmentReassemblyRemaining > 0. */
 static void remaining_zero(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
+    static const struct cf_bad v[] = {
         { "100 of 300 bytes, then 100 more with RemainingDataLength 0",
           { { OK_HDR, 200, 24, 100, 124 }, { OK_HDR, 0, 24, 100, 124 } }, 2 },
     };
 
-    expect_end(ctx, r, v, 1, "a final fragment leaving 100 bytes of the message missing");
+    cf_expect_end(ctx, r, v, 1, "a final fragment leaving 100 bytes of the message missing");
 }
 
 /* 3.1.5.4 makes each fragment's RemainingDataLength the bytes not yet sent; 3.1.5.8
@@ -332,13 +257,13 @@ static void remaining_zero(struct cf_ctx *ctx, struct cf_result *r)
  * literally notices at the final fragment at the latest. */
 static void remaining_reassembly(struct cf_ctx *ctx, struct cf_result *r)
 {
-    static const struct bad v[] = {
+    static const struct cf_bad v[] = {
         { "100 + 300 remaining; 100 + 201 remaining; 201",
           { { OK_HDR, 300, 24, 100, 124 }, { OK_HDR, 201, 24, 100, 124 },
             { OK_HDR, 0, 24, 201, 225 } }, 3 },
     };
 
-    expect_end(ctx, r, v, 1, "a second fragment claiming one byte more than the first left");
+    cf_expect_end(ctx, r, v, 1, "a second fragment claiming one byte more than the first left");
 }
 
 /* ---- size limits: one over terminates, exactly at the limit succeeds ---- */
@@ -380,7 +305,7 @@ static void length_max_receive(struct cf_ctx *ctx, struct cf_result *r)
                       max + 1, max);
             goto out;
         }
-        if (over && (rc != -ENOTCONN || cf_smbd_wait_lost(&f.c.sd, END_MS) < 0)) {
+        if (over && (rc != -ENOTCONN || cf_smbd_wait_lost(&f.c.sd, CF_END_MS) < 0)) {
             cf_result(r, CF_FAIL, "a %u-byte message: %s", max + 1, f.c.why);
             goto out;
         }
@@ -468,8 +393,6 @@ static void idle_client(struct cf_ctx *ctx, struct cf_result *r)
     struct cf_target t;
     struct cf_ctx c;
     struct cf_smbd s;
-    uint32_t before;
-    uint64_t t0;
 
     cf_list_target(ctx, &t, &c);
     if (cf_raw_open(&t, &s, r) < 0)
@@ -478,18 +401,8 @@ static void idle_client(struct cf_ctx *ctx, struct cf_result *r)
         cf_result(r, CF_FAIL, "the connection ended while idle: %s", s.why);
         goto out;
     }
-    before = s.recv_count;
-    t0 = sd_now_ms();
-    /* 3.1.5.8: the receiver MUST promptly send a message in response */
-    if (cf_smbd_keepalive(&s) < 0)
-        cf_result(r, CF_FAIL, "sending the keepalive: %s", s.why);
-    else if (cf_smbd_wait_count(&s, &s.recv_count, before + 1, ANSWER_MS) < 0)
-        cf_result(r, CF_FAIL, "no answer to SMB_DIRECT_RESPONSE_REQUESTED in %d ms%s",
-                  ANSWER_MS, s.lost ? " (the connection ended)" : "");
-    else
-        cf_result(r, CF_PASS, "idle %d ms, then an empty message with "
-                  "SMB_DIRECT_RESPONSE_REQUESTED: answered after %llu ms", IDLE_MS,
-                  (unsigned long long)(sd_now_ms() - t0));
+    cf_keepalive_answered(&s, "idle 2 s, then an empty message with "
+                          "SMB_DIRECT_RESPONSE_REQUESTED", r);
 out:
     cf_smbd_close(&s);
 }
@@ -531,9 +444,10 @@ static void idle_server(struct cf_ctx *ctx, struct cf_result *r, int answer)
     first = s.keepalive_ms - t0;
     if (answer) { /* answered by the session (an empty message); then the next one */
         if (await_keepalive(ctx, &s, r) == 0)
-            cf_result(r, CF_PASS, "idle: keepalives after %llu and %llu ms, the first answered; "
-                      "the connection stands", (unsigned long long)first,
-                      (unsigned long long)(s.keepalive_ms - t0));
+            cf_result(r, CF_PASS, "idle: keepalives after %llu and %llu ms (the server's "
+                      "KeepaliveInterval; --keepalive-wait %d s), the first answered; the "
+                      "connection stands", (unsigned long long)first,
+                      (unsigned long long)(s.keepalive_ms - t0), ctx->keepalive_wait_ms / 1000);
     } else if (cf_smbd_wait_lost(&s, KA_END_MS) < 0) {
         cf_result(r, CF_FAIL, "a keepalive after %llu ms went unanswered, and the connection "
                   "still stands %d ms later", (unsigned long long)first, KA_END_MS);

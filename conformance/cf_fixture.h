@@ -37,6 +37,41 @@ int cf_raw_open(const struct cf_target *t, struct cf_smbd *s, struct cf_result *
 /* A new connection with t's Negotiate Request negotiates: 0, or -1 with r FAIL. */
 int cf_still_negotiates(const struct cf_target *t, struct cf_result *r);
 
+/* How long a connection the server must end (MS-SMBD 3.1.5.8 "terminate") may take,
+ * and how soon a message with SMB_DIRECT_RESPONSE_REQUESTED must be answered. */
+#define CF_END_MS 3000
+#define CF_ANSWER_MS 5000
+
+/* One raw Data Transfer message (MS-SMBD 2.2.3), well-formed or not: its header fields
+ * and length. Its data starts with an SMB2 NEGOTIATE request (a backend that gets those
+ * bytes waits for the rest), zeros after. */
+struct cf_dt {
+    uint16_t credits_requested, credits_granted, flags;
+    uint32_t remaining, offset, length;
+    size_t len;
+};
+#define CF_DT_MAX_SEND ((size_t)-1)   /* len: the negotiated send size */
+#define CF_DT_PAST_END 0xFFFFFFFEu    /* length: one byte more than the message holds */
+#define CF_DT_MFS_PLUS_1 0xFFFFFFFEu  /* remaining: the server's MaxFragmentedSize + 1 */
+/* Sends d as one Send (no credit accounting). 0, or a negative errno. */
+int cf_send_dt(struct cf_smbd *s, const struct cf_dt *d);
+
+/* One variant of a malformed exchange: up to 3 messages in order on a new connection. */
+struct cf_bad {
+    const char *what;
+    struct cf_dt d[3];
+    size_t n;
+};
+/* Each variant on its own connection negotiated with the list's defaults: the server
+ * must end it within CF_END_MS of the last message; then a new connection negotiates.
+ * PASS (pass says what was sent) or FAIL. */
+void cf_expect_end(struct cf_ctx *ctx, struct cf_result *r, const struct cf_bad *v, size_t nv,
+                   const char *pass);
+
+/* Sends a keepalive (cf_smbd_keepalive) and waits CF_ANSWER_MS for any message: 0 with
+ * r PASS ("what: answered after N ms"); -1 with r FAIL. */
+int cf_keepalive_answered(struct cf_smbd *s, const char *what, struct cf_result *r);
+
 /* A buffer registered for the server, and descriptors over it. */
 struct cf_buf {
     uint8_t *mem;
