@@ -9,6 +9,7 @@
 static const struct cf_group *const groups[] = {
     &cf_group_smbd_negotiate,
     &cf_group_smbd_data_transfer,
+    &cf_group_smbd_credit_mgmt,
     &cf_group_smb2_over_rdma,
     &cf_group_remote_invalidation,
 };

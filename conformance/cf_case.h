@@ -49,6 +49,7 @@ struct cf_group {
 /* The groups, in the order they run. */
 extern const struct cf_group cf_group_smbd_negotiate;
 extern const struct cf_group cf_group_smbd_data_transfer;
+extern const struct cf_group cf_group_smbd_credit_mgmt;
 extern const struct cf_group cf_group_smb2_over_rdma;
 extern const struct cf_group cf_group_remote_invalidation;
 
