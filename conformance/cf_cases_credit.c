@@ -35,28 +35,6 @@ static int open_credits(struct cf_ctx *ctx, uint16_t credits, struct cf_target *
     return cf_file_open(&c, f, CF_DIALECTS_ALL, tag, r);
 }
 
-/* WRITEs len pattern bytes at 0 and READs them back, checked. 0, or -1 with r set. */
-static int write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct cf_result *r)
-{
-    uint8_t *b = malloc(len);
-    size_t got = 0;
-    int rc = -1;
-
-    if (!b)
-        return cf_result(r, CF_FAIL, "out of memory"), -1;
-    if (cf_file_fill(f, len, seed, r) < 0)
-        goto out;
-    if (cf_smb2_read(&f->c, f->fid, 0, b, len, &got) < 0)
-        cf_result(r, CF_FAIL, "READ back: %s", f->c.why);
-    else if (got != len || cf_pattern_diff(b, len, 0, seed) >= 0)
-        cf_result(r, CF_FAIL, "read back %zu bytes differing from the %u written", got, len);
-    else
-        rc = 0;
-out:
-    free(b);
-    return rc;
-}
-
 /* CreditsRequested credits in the Negotiate Request, and a moderate WRITE completes
  * with that few receives posted. The list wants CreditsGranted no more than asked;
  * MS-SMBD makes only "at least one" a MUST (3.1.5.3: CreditsGranted is the receives
@@ -75,7 +53,7 @@ static void few_credits(struct cf_ctx *ctx, struct cf_result *r, uint16_t credit
     g = f.c.sd.neg.credits_granted;
     if (g == 0)
         cf_result(r, CF_FAIL, "CreditsGranted 0 for CreditsRequested %u", credits);
-    else if (write_back(&f, MODERATE, 21, r) < 0)
+    else if (cf_write_back(&f, MODERATE, 21, NULL, r) < 0)
         ; /* r says what failed */
     else if (f.c.sd.over_credit)
         cf_result(r, CF_FAIL, "the server sent %u messages beyond the credits granted to it",
@@ -112,7 +90,7 @@ static void spend_send_credits(struct cf_ctx *ctx, struct cf_result *r)
         goto out;
     before = f.c.sd.empty_grants;
     start = (uint16_t)f.c.sd.send_credits;
-    if (write_back(&f, SPEND, 22, r) < 0)
+    if (cf_write_back(&f, SPEND, 22, NULL, r) < 0)
         goto out;
     if (f.c.sd.empty_grants == before)
         cf_result(r, CF_FAIL, "a %u-byte WRITE in %u fragments with %u send credits completed "

@@ -35,52 +35,20 @@ static int open_list(struct cf_ctx *ctx, struct cf_target *t, struct cf_file *f,
     return cf_file_open(&c, f, CF_DIALECTS_ALL, tag, r);
 }
 
-/* WRITEs len pattern bytes at 0 and READs them back, checked. *wh (when not NULL):
- * the first fragment header of the WRITE response, *wlen its length, *wfrags its
- * fragments. 0, or -1 with r set. */
-static int write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct smbd_data_hdr *wh,
-                      size_t *wlen, unsigned *wfrags, struct cf_result *r)
-{
-    uint8_t *w = malloc(len), *b = malloc(len);
-    size_t got = 0;
-    int rc = -1;
-
-    if (!w || !b) {
-        cf_result(r, CF_FAIL, "out of memory");
-        goto out;
-    }
-    cf_pattern(w, len, 0, seed);
-    if (cf_smb2_write_one(&f->c, f->fid, 0, w, len) < 0) {
-        cf_result(r, CF_FAIL, "WRITE of %u bytes: %s", len, f->c.why);
-        goto out;
-    }
-    if (wh) {
-        *wh = f->c.sd.taken->first;
-        *wlen = f->c.sd.taken->len;
-        *wfrags = f->c.sd.taken->frags;
-    }
-    if (cf_smb2_read(&f->c, f->fid, 0, b, len, &got) < 0)
-        cf_result(r, CF_FAIL, "READ back: %s", f->c.why);
-    else if (got != len || memcmp(w, b, len) != 0)
-        cf_result(r, CF_FAIL, "read back %zu bytes differing from the %u written", got, len);
-    else
-        rc = 0;
-out:
-    free(w);
-    free(b);
-    return rc;
-}
-
 static void send_small(struct cf_ctx *ctx, struct cf_result *r)
 {
     struct cf_target t;
     struct cf_file f;
+    struct cf_msg w;  /* the WRITE response (its data not copied) */
     struct smbd_data_hdr h;
     size_t wlen;
     unsigned frags;
 
-    if (open_list(ctx, &t, &f, "small", r) < 0 || write_back(&f, SMALL, 11, &h, &wlen, &frags, r) < 0)
+    if (open_list(ctx, &t, &f, "small", r) < 0 || cf_write_back(&f, SMALL, 11, &w, r) < 0)
         goto out;
+    h = w.first;
+    wlen = w.len;
+    frags = w.frags;
     /* MS-SMBD 2.2.3, 3.1.5.4: the WRITE response in one message */
     if (frags != 1 || h.remaining_data_length != 0)
         cf_result(r, CF_FAIL, "the %zu-byte WRITE response came in %u messages (first "
@@ -114,7 +82,7 @@ static void write_cut(struct cf_ctx *ctx, struct cf_result *r, const char *tag, 
     f.c.sd.frag_plan = plan;
     f.c.sd.frag_plan_n = n;
     f.c.sd.pad_to = pad ? f.c.sd.max_send : 0;
-    if (write_back(&f, len, 12, NULL, NULL, NULL, r) == 0)
+    if (cf_write_back(&f, len, 12, NULL, r) == 0)
         cf_result(r, CF_PASS, "WRITE of %u bytes %s (%u-byte messages); read back equal", len,
                   pass, f.c.sd.max_send);
 out:
@@ -268,122 +236,91 @@ static void remaining_reassembly(struct cf_ctx *ctx, struct cf_result *r)
 
 /* ---- size limits: one over terminates, exactly at the limit succeeds ---- */
 
-/* A WRITE in one message of exactly the server's MaxReceiveSize succeeds; one byte more
- * is beyond its receive buffers (2.2.3, 3.1.5.3: DataOffset + DataLength within
- * MaxSendSize) and ends the connection. */
-static void length_max_receive(struct cf_ctx *ctx, struct cf_result *r)
+/* A server limit probed with a WRITE one byte over it, then one exactly at it, each on
+ * its own session: the first must end the connection before any answer, the second
+ * must reach the SMB2 server and be answered (an SMB2 server may refuse a WRITE that
+ * large: any SMB2 answer on a standing connection passes; the detail gives it). */
+struct limit {
+    const char *what;
+    const char *tags[2];         /* file names: exact, over */
+    uint32_t preferred_send;     /* PreferredSendSize of the sessions */
+    int one_message;             /* the limit is MaxSendSize: the WRITE goes in one message */
+    uint32_t bound;              /* a larger limit SKIPs */
+};
+
+static void over_and_exact(struct cf_ctx *ctx, struct cf_result *r, const struct limit *l)
 {
     struct cf_target t;
     struct cf_ctx c;
     struct cf_file f;
     uint8_t *data = NULL;
-    uint32_t max = 0, n;
+    uint32_t lim = 0, n;
+    char exact[sizeof(f.c.why)] = "";
     int rc;
 
     cf_list_target(ctx, &t, &c);
-    t.max_send_size = 16384; /* PreferredSendSize: MaxSendSize becomes the server's limit */
+    t.max_send_size = l->preferred_send;
     for (int over = 1; over >= 0; over--) {
-        if (cf_file_open(&c, &f, CF_DIALECTS_ALL, over ? "recvover" : "recvexact", r) < 0)
+        if (cf_file_open(&c, &f, CF_DIALECTS_ALL, l->tags[over], r) < 0)
             goto out;
-        max = f.c.sd.max_send;
-        if (max >= t.max_send_size) {
-            cf_result(r, CF_SKIP, "the server's MaxReceiveSize %u is beyond this client's "
-                      "%u-byte sends", f.c.sd.neg.max_receive_size, t.max_send_size - 1);
+        lim = l->one_message ? f.c.sd.max_send : f.c.sd.neg.max_fragmented_size;
+        if (lim > l->bound) {
+            cf_result(r, CF_SKIP, "the server's %s %u is beyond %u (this client's sends, run "
+                      "time)", l->what, lim, l->bound);
             goto out;
         }
-        n = max - SMBD_DATA_OFFSET - SMB2_RW_REQ_FIXED + (uint32_t)over;
+        n = lim - (l->one_message ? SMBD_DATA_OFFSET : 0) - SMB2_RW_REQ_FIXED + (uint32_t)over;
         free(data);
         if (!(data = malloc(n))) {
             cf_result(r, CF_FAIL, "out of memory");
             goto out;
         }
         cf_pattern(data, n, 0, 14);
-        f.c.sd.max_send = max + (uint32_t)over; /* the whole WRITE in one message */
+        if (l->one_message)
+            f.c.sd.max_send = lim + (uint32_t)over; /* the whole WRITE in one message */
         rc = cf_smb2_write_one(&f.c, f.fid, 0, data, n);
-        if (over && rc == 0) {
-            cf_result(r, CF_FAIL, "a %u-byte message (MaxReceiveSize %u + 1) was accepted",
-                      max + 1, max);
-            goto out;
-        }
-        if (over && (rc != -ENOTCONN || cf_smbd_wait_lost(&f.c.sd, CF_END_MS) < 0)) {
-            cf_result(r, CF_FAIL, "a %u-byte message: %s", max + 1, f.c.why);
-            goto out;
-        }
-        if (!over && rc < 0) {
-            cf_result(r, CF_FAIL, "a WRITE in one %u-byte message: %s", max, f.c.why);
-            goto out;
-        }
-        cf_file_end(&f);
-    }
-    cf_result(r, CF_PASS, "a %u-byte message (MaxReceiveSize + 1): terminated; a WRITE in "
-              "exactly %u bytes: written", max + 1, max);
-    free(data);
-    return;
-out:
-    free(data);
-    cf_file_end(&f);
-}
-
-/* MS-SMBD 3.1.5.8: DataLength + RemainingDataLength above MaxFragmentedSize
- * terminates; an SMB2 message of exactly MaxFragmentedSize reassembles (an SMB2 server
- * may refuse a WRITE that large: any SMB2 answer on a standing connection passes). */
-#define MFS_BOUND (16u * 1024u * 1024u) /* larger servers: SKIP (run time) */
-
-static void max_fragmented(struct cf_ctx *ctx, struct cf_result *r)
-{
-    struct cf_target t;
-    struct cf_ctx c;
-    struct cf_file f;
-    uint8_t *data = NULL;
-    uint32_t mfs = 0, n;
-    int rc;
-
-    cf_list_target(ctx, &t, &c);
-    t.max_send_size = 8192; /* fewer fragments: bounded run time */
-    for (int over = 1; over >= 0; over--) {
-        if (cf_file_open(&c, &f, CF_DIALECTS_ALL, over ? "fragover" : "fragexact", r) < 0)
-            goto out;
-        mfs = f.c.sd.neg.max_fragmented_size;
-        if (mfs > MFS_BOUND) {
-            cf_result(r, CF_SKIP, "the server's MaxFragmentedSize %u is beyond %u (run time)",
-                      mfs, MFS_BOUND);
-            goto out;
-        }
-        n = mfs - SMB2_RW_REQ_FIXED + (uint32_t)over;
-        free(data);
-        if (!(data = malloc(n))) {
-            cf_result(r, CF_FAIL, "out of memory");
-            goto out;
-        }
-        cf_pattern(data, n, 0, 15);
-        rc = cf_smb2_write_one(&f.c, f.fid, 0, data, n);
-        if (over && rc != -ENOTCONN) {
-            cf_result(r, CF_FAIL, "an SMB2 message of MaxFragmentedSize %u + 1: %s", mfs,
-                      rc == 0 ? "written" : f.c.why);
+        /* ended: before the response, or while the WRITE was still going out */
+        if (over && (rc == 0 || rc == -EREMOTEIO || cf_smbd_wait_lost(&f.c.sd, CF_END_MS) < 0)) {
+            cf_result(r, CF_FAIL, "%s %u + 1 bytes: %s", l->what, lim,
+                      rc == 0 ? "the WRITE was served" : f.c.why);
             goto out;
         }
         if (!over && rc < 0 && rc != -EREMOTEIO) {
-            cf_result(r, CF_FAIL, "an SMB2 message of exactly MaxFragmentedSize %u: %s", mfs,
-                      f.c.why);
+            cf_result(r, CF_FAIL, "exactly %s %u bytes: %s", l->what, lim, f.c.why);
             goto out;
         }
         if (!over)
-            snprintf(r->detail, sizeof(r->detail), "%s",
-                     rc == 0 ? "written" : f.c.why);
+            snprintf(exact, sizeof(exact), "%s", rc == 0 ? "written" : f.c.why);
         cf_file_end(&f);
     }
-    {
-        char exact[sizeof(r->detail)];
-
-        snprintf(exact, sizeof(exact), "%s", r->detail);
-        cf_result(r, CF_PASS, "a %u-byte SMB2 message (MaxFragmentedSize + 1): terminated; "
-                  "exactly %u bytes: reassembled (%s)", mfs + 1, mfs, exact);
-    }
-    free(data);
-    return;
+    cf_result(r, CF_PASS, "%u bytes (%s + 1): terminated; exactly %u: %s", lim + 1, l->what, lim,
+              exact);
 out:
     free(data);
-    cf_file_end(&f);
+    if (r->verdict != CF_PASS)
+        cf_file_end(&f);
+}
+
+/* 2.2.3, 3.1.5.4: DataOffset + DataLength within MaxSendSize, the peer's MaxReceiveSize
+ * (a PreferredSendSize of 16384 makes MaxSendSize the server's limit): one byte more is
+ * beyond its receive buffers and ends the connection. */
+static void length_max_receive(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct limit l = { "MaxReceiveSize", { "recvexact", "recvover" }, 16384, 1,
+                                     16383 };
+
+    over_and_exact(ctx, r, &l);
+}
+
+/* 3.1.5.8: DataLength + RemainingDataLength above MaxFragmentedSize terminates; an SMB2
+ * message of exactly MaxFragmentedSize reassembles. 8192-byte sends and a 16 MiB bound
+ * keep the run time down. */
+static void max_fragmented(struct cf_ctx *ctx, struct cf_result *r)
+{
+    static const struct limit l = { "MaxFragmentedSize", { "fragexact", "fragover" }, 8192, 0,
+                                     16u * 1024u * 1024u };
+
+    over_and_exact(ctx, r, &l);
 }
 
 /* ---- the idle connection timer (3.1.2.2, 3.1.5.8, 3.1.6.2) ---- */

@@ -242,6 +242,36 @@ int cf_file_fill(struct cf_file *f, size_t len, uint32_t seed, struct cf_result 
     return 0;
 }
 
+int cf_write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct cf_msg *wresp,
+                  struct cf_result *r)
+{
+    uint8_t *w = malloc(len ? len : 1), *b = malloc(len ? len : 1);
+    size_t got = 0;
+    int rc = -1;
+
+    if (!w || !b) {
+        cf_result(r, CF_FAIL, "out of memory");
+        goto out;
+    }
+    cf_pattern(w, len, 0, seed);
+    if (cf_smb2_write_one(&f->c, f->fid, 0, w, len) < 0) {
+        cf_result(r, CF_FAIL, "WRITE of %u bytes: %s", len, f->c.why);
+        goto out;
+    }
+    if (wresp)
+        *wresp = *f->c.sd.taken;
+    if (cf_smb2_read(&f->c, f->fid, 0, b, len, &got) < 0)
+        cf_result(r, CF_FAIL, "READ back: %s", f->c.why);
+    else if (got != len || memcmp(w, b, len) != 0)
+        cf_result(r, CF_FAIL, "read back %zu bytes differing from the %u written", got, len);
+    else
+        rc = 0;
+out:
+    free(w);
+    free(b);
+    return rc;
+}
+
 #define SERVING_SIZE (64u * 1024u)
 #define SERVING_SEED 0x5E4Eu
 

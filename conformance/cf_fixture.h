@@ -94,6 +94,12 @@ long cf_pattern_diff(const uint8_t *buf, size_t len, uint64_t off, uint32_t seed
 /* Writes len pattern bytes from offset 0 inline (setup of READ cases). */
 int cf_file_fill(struct cf_file *f, size_t len, uint32_t seed, struct cf_result *r);
 
+/* One inline WRITE of len pattern bytes at 0 (one request, however many fragments),
+ * then READs them back, checked. *wresp (when not NULL): the WRITE response's cf_msg
+ * fields (not its data). 0, or -1 with r FAIL. */
+int cf_write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct cf_msg *wresp,
+                  struct cf_result *r);
+
 /* A new connection to the server completes a normal channel READ (64 KiB, checked):
  * 0, or -1 with what failed in why. */
 int cf_still_serving(struct cf_ctx *ctx, char *why, size_t whylen);

@@ -431,8 +431,10 @@ int cf_smbd_send_frags(struct cf_smbd *s, const void *msg, size_t len, size_t fr
 
         if ((slot = wait_send(s, deadline)) < 0)
             return slot;
-        if (post_data(s, slot, p + off, n, (uint32_t)(len - off - n), grantable(s), 0) < 0)
-            return -EIO;
+        int rc = post_data(s, slot, p + off, n, (uint32_t)(len - off - n), grantable(s), 0);
+
+        if (rc < 0)
+            return rc; /* -ENOTCONN: the connection ended */
         off += n;
     } while (off < len);
     return 0;

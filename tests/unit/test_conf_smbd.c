@@ -86,6 +86,24 @@ static void connect_and_negotiate(struct cf_smbd *s, uint16_t credits, uint32_t 
     assert_int_equal(cf_smbd_negotiate(s, &q), 0);
 }
 
+/* The same, with the Negotiate Request forgotten: fake_sent starts empty. */
+static void negotiated(struct cf_smbd *s, uint16_t credits, uint32_t mrs)
+{
+    connect_and_negotiate(s, credits, mrs);
+    fake_sent_clear(next_qp);
+}
+
+/* The header of the i-th message sent (it must decode). */
+static struct smbd_data_hdr sent_hdr(size_t i)
+{
+    const struct fake_sent *m = fake_sent_get(next_qp, i);
+    struct smbd_data_hdr h;
+    const char *why;
+
+    assert_int_equal(smbd_decode_data_hdr(m->data, m->len, &h, &why), 0);
+    return h;
+}
+
 static void negotiate_sends_the_request_and_applies_the_response(void **state)
 {
     struct smbd_negotiate_req q;
@@ -165,8 +183,7 @@ static void cases_choose_fragments_and_hold_credits(void **state)
     const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 10, 1024);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 10, 1024);
     s.hold_credits = 1;
     assert_int_equal(cf_smbd_send_frags(&s, "abc", 3, 1), 0);
     assert_int_equal(fake_sent_count(next_qp), 3);
@@ -224,8 +241,7 @@ static void a_keepalive_is_answered(void **state)
     const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 2, 1024);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 2, 1024);
     inject_data(1, SMBD_FLAG_RESPONSE_REQUESTED, 0, NULL, 0);
     assert_int_equal(cf_smbd_recv_msg(&s, 20, &m), -ETIMEDOUT);
     assert_int_equal(fake_sent_count(next_qp), 1);
@@ -263,25 +279,22 @@ static void a_plan_cuts_fragments_and_padding_fills_messages(void **state)
 {
     static const uint32_t plan[] = { 2, 0, 1 };
     static const uint32_t want_len[] = { 2, 0, 1, 2, 0, 1 }, want_rem[] = { 4, 4, 3, 1, 1, 0 };
-    struct smbd_data_hdr h;
     struct cf_smbd s;
-    const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 10, 1024);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 10, 1024);
     s.frag_plan = plan;
     s.frag_plan_n = 3;
     assert_int_equal(cf_smbd_send_msg(&s, "abcdef", 6), 0);
     assert_int_equal(fake_sent_count(next_qp), 6);
     for (size_t i = 0; i < 6; i++) {
-        const struct fake_sent *m = fake_sent_get(next_qp, i);
+        const struct smbd_data_hdr h = sent_hdr(i);
 
-        assert_int_equal(smbd_decode_data_hdr(m->data, m->len, &h, &why), 0);
         assert_int_equal(h.data_length, want_len[i]);
         assert_int_equal(h.remaining_data_length, want_rem[i]);
         assert_int_equal(h.data_offset, want_len[i] ? SMBD_DATA_OFFSET : 0); /* 2.2.3 */
-        assert_int_equal(m->len, want_len[i] ? SMBD_DATA_OFFSET + want_len[i] : 20);
+        assert_int_equal(fake_sent_get(next_qp, i)->len,
+                         want_len[i] ? SMBD_DATA_OFFSET + want_len[i] : 20);
     }
     /* junk after the payload up to pad_to, DataLength unchanged */
     s.frag_plan = NULL;
@@ -290,8 +303,7 @@ static void a_plan_cuts_fragments_and_padding_fills_messages(void **state)
     assert_int_equal(cf_smbd_send_msg(&s, "xyz", 3), 0);
     assert_int_equal(fake_sent_count(next_qp), 1);
     assert_int_equal(fake_sent_get(next_qp, 0)->len, 100);
-    assert_int_equal(smbd_decode_data_hdr(fake_sent_get(next_qp, 0)->data, 100, &h, &why), 0);
-    assert_int_equal(h.data_length, 3);
+    assert_int_equal(sent_hdr(0).data_length, 3);
     assert_memory_equal(fake_sent_get(next_qp, 0)->data + 24, "xyz", 3);
     assert_int_equal(fake_sent_get(next_qp, 0)->data[99], 0xA5);
     cf_smbd_close(&s);
@@ -300,16 +312,13 @@ static void a_plan_cuts_fragments_and_padding_fills_messages(void **state)
 static void the_servers_messages_are_counted(void **state)
 {
     const struct cf_msg *m;
-    struct smbd_data_hdr h;
     struct cf_smbd s;
-    const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 2, 1024);
-    fake_sent_clear(next_qp);
-    /* no credit granted to the server yet: beyond its credits */
+    negotiated(&s, 2, 1024);
     s.hold_acks = 1;
     s.hold_credits = 1;
+    /* no credit granted to the server yet: beyond its credits */
     inject_data(1, SMBD_FLAG_RESPONSE_REQUESTED, 0, NULL, 0);
     assert_int_equal(cf_smbd_wait_count(&s, &s.keepalives, 1, 20), 0);
     assert_int_equal(s.over_credit, 1);
@@ -319,8 +328,7 @@ static void the_servers_messages_are_counted(void **state)
     /* a keepalive of ours; the fragments of a message and its first header */
     assert_int_equal(cf_smbd_keepalive(&s), 0);
     assert_int_equal(fake_sent_count(next_qp), 1);
-    assert_int_equal(smbd_decode_data_hdr(fake_sent_get(next_qp, 0)->data, 20, &h, &why), 0);
-    assert_int_equal(h.flags, SMBD_FLAG_RESPONSE_REQUESTED);
+    assert_int_equal(sent_hdr(0).flags, SMBD_FLAG_RESPONSE_REQUESTED);
     inject_data(0, 0, 3, "ab", 0);
     inject_data(0, 0, 0, "cde", 0);
     assert_int_equal(cf_smbd_recv_msg(&s, 20, &m), 0);
@@ -340,8 +348,7 @@ static void raw_data_transfer_messages_carry_any_fields(void **state)
     struct cf_smbd s;
 
     (void)state;
-    connect_and_negotiate(&s, 10, 200);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 10, 200);
     assert_int_equal(cf_send_dt(&s, &past), 0);
     m = fake_sent_get(next_qp, 0);
     assert_int_equal(m->len, 200); /* the negotiated send size */
