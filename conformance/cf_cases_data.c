@@ -83,7 +83,7 @@ static void write_cut(struct cf_ctx *ctx, struct cf_result *r, const char *tag, 
     f.c.sd.frag_plan_n = n;
     f.c.sd.pad_to = pad ? f.c.sd.max_send : 0;
     if (cf_write_back(&f, len, 12, NULL, r) == 0)
-        cf_result(r, CF_PASS, "WRITE of %u bytes %s (%u-byte messages); read back equal", len,
+        cf_result(r, CF_PASS, "WRITE of %u bytes %s (MaxSendSize %u); read back equal", len,
                   pass, f.c.sd.max_send);
 out:
     cf_file_end(&f);
@@ -186,8 +186,8 @@ static void length_length(struct cf_ctx *ctx, struct cf_result *r)
 {
     static const struct cf_bad v[] = {
         { "DataLength 101 in a 124-byte message", { { OK_HDR, 0, 24, 101, 124 } }, 1 },
-        { "DataLength one past a MaxSendSize message", { { OK_HDR, 0, 24, CF_DT_PAST_END, CF_DT_MAX_SEND } },
-          1 },
+        { "DataLength one past a MaxSendSize message",
+          { { OK_HDR, 0, 24, CF_DT_PAST_END, CF_DT_MAX_SEND } }, 1 },
         { "DataLength 0xFFFFFFFF", { { OK_HDR, 0, 24, 0xFFFFFFFFu, 124 } }, 1 },
     };
 
@@ -199,7 +199,8 @@ static void length_length(struct cf_ctx *ctx, struct cf_result *r)
 static void remaining_mfs(struct cf_ctx *ctx, struct cf_result *r)
 {
     static const struct cf_bad v[] = {
-        { "RemainingDataLength MaxFragmentedSize + 1", { { OK_HDR, CF_DT_MFS_PLUS_1, 0, 0, 20 } }, 1 },
+        { "RemainingDataLength MaxFragmentedSize + 1",
+          { { OK_HDR, CF_DT_MFS_PLUS_1, 0, 0, 20 } }, 1 },
         { "RemainingDataLength 0xFFFFFFFF", { { OK_HDR, 0xFFFFFFFFu, 0, 0, 20 } }, 1 },
     };
 
@@ -376,6 +377,8 @@ static void idle_server(struct cf_ctx *ctx, struct cf_result *r, int answer)
         cf_result(r, CF_FAIL, "granting credits: %s", s.why);
         goto out;
     }
+    s.hold_credits = !answer; /* unanswered: no credit message either (3.1.5.5: any message
+                                 restarts the server's idle timer) */
     if (await_keepalive(ctx, &s, r) < 0)
         goto out;
     first = s.keepalive_ms - t0;

@@ -220,8 +220,10 @@ int main(int argc, char **argv)
     if (first < 0)
         return usage_error("%s", err);
     sd_log_set_level(set.log_level);
-    if (first >= 0 && !po.conformance && (po.user || po.share || po.cases || po.keepalive_wait_ms))
-        return usage_error("%s", "--user, --share, --cases and --keepalive-wait go with --conformance");
+    if (first >= 0 && !po.conformance &&
+        (po.user || po.share || po.cases || po.keepalive_wait_ms))
+        return usage_error("%s",
+                           "--user, --share, --cases and --keepalive-wait go with --conformance");
     if (first != argc - 1)
         return usage_error("%s", first >= argc ? "missing HOST[:PORT]"
                                                : "exactly one HOST[:PORT] is expected");
