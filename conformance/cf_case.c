@@ -8,6 +8,8 @@
 
 static const struct cf_group *const groups[] = {
     &cf_group_smbd_negotiate,
+    &cf_group_smbd_data_transfer,
+    &cf_group_smbd_credit_mgmt,
     &cf_group_smb2_over_rdma,
     &cf_group_remote_invalidation,
 };
@@ -37,9 +39,23 @@ static int selected(const struct cf_group *g, const struct cf_case *c, const cha
     return fnmatch(glob, c->name, 0) == 0 || fnmatch(glob, full, 0) == 0;
 }
 
+/* The name column's width: the longest selected name. */
+static int name_width(const char *glob)
+{
+    size_t w = strlen("case");
+
+    for (size_t gi = 0; gi < NGROUPS; gi++)
+        for (size_t i = 0; i < groups[gi]->n; i++)
+            if (selected(groups[gi], &groups[gi]->cases[i], glob) &&
+                strlen(groups[gi]->cases[i].name) > w)
+                w = strlen(groups[gi]->cases[i].name);
+    return (int)w;
+}
+
 struct cf_totals cf_run(struct cf_ctx *ctx, const char *glob, FILE *out)
 {
     struct cf_totals t = { 0 };
+    int w = name_width(glob);
 
     for (size_t gi = 0; gi < NGROUPS; gi++) {
         const struct cf_group *g = groups[gi];
@@ -50,9 +66,10 @@ struct cf_totals cf_run(struct cf_ctx *ctx, const char *glob, FILE *out)
             if (!selected(g, &g->cases[i], glob))
                 continue;
             if (t.run++ == 0)
-                fprintf(out, "%-64s %-6s %s\n", "case", "result", "detail");
+                fprintf(out, "%-*s %-6s %s\n", w, "case", "result", "detail");
             g->cases[i].run(ctx, &r);
-            fprintf(out, "%-64s %-6s %s\n", g->cases[i].name, verdict_names[r.verdict], r.detail);
+            fprintf(out, "%-*s %-6s %s\n", w, g->cases[i].name, verdict_names[r.verdict],
+                    r.detail);
             fflush(out);
             t.passed += r.verdict == CF_PASS;
             t.failed += r.verdict == CF_FAIL;

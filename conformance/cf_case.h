@@ -17,7 +17,12 @@ struct cf_ctx {
     const char *password;
     const char *share;
     char run_id[32];        /* makes the cases' file names unique per run */
+    int keepalive_wait_ms;  /* how long the idle cases wait for the server's keepalive */
 };
+
+/* The default of keepalive_wait_ms: a server keepalive interval (MS-SMBD 3.1.2.2)
+ * longer than this makes the idle cases SKIP (the relay's default is 120 s). */
+#define CF_KEEPALIVE_WAIT_MS 5000
 
 enum cf_verdict { CF_PASS, CF_FAIL, CF_SKIP };
 
@@ -43,6 +48,8 @@ struct cf_group {
 
 /* The groups, in the order they run. */
 extern const struct cf_group cf_group_smbd_negotiate;
+extern const struct cf_group cf_group_smbd_data_transfer;
+extern const struct cf_group cf_group_smbd_credit_mgmt;
 extern const struct cf_group cf_group_smb2_over_rdma;
 extern const struct cf_group cf_group_remote_invalidation;
 

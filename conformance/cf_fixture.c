@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sd_bytes.h"
+#include "sd_clock.h"
+
 /* The default set: the highest of 3.0, 3.0.2, 3.1.1 the server offers. A user session
  * at 3.1.1 is signed (MS-SMB2 3.3.5.5.3: Session.SigningRequired for a session neither
  * anonymous nor guest), and this client does not sign: with a user it offers 3.0.2 at
@@ -48,6 +51,118 @@ void cf_file_end(struct cf_file *f)
         cf_smb2_close_file(&f->c, f->fid);
     f->open = 0;
     cf_smb2_close(&f->c);
+}
+
+void cf_list_target(const struct cf_ctx *ctx, struct cf_target *t, struct cf_ctx *c)
+{
+    *t = *ctx->t;
+    t->credits = 10;
+    t->max_send_size = 1024;
+    t->max_receive_size = 1024;
+    t->max_fragmented_size = 131072;
+    *c = *ctx;
+    c->t = t;
+}
+
+int cf_raw_open(const struct cf_target *t, struct cf_smbd *s, struct cf_result *r)
+{
+    struct smbd_negotiate_req q;
+    int rc = cf_smbd_connect(s, t);
+
+    cf_smbd_default_negotiate(t, &q);
+    if (rc == 0)
+        rc = cf_smbd_negotiate(s, &q);
+    if (rc < 0)
+        return cf_result(r, CF_FAIL, "setup: %s", s->why), -1;
+    return 0;
+}
+
+int cf_still_negotiates(const struct cf_target *t, struct cf_result *r)
+{
+    struct cf_smbd s;
+    int rc = cf_raw_open(t, &s, r);
+
+    char why[sizeof(r->detail)];
+
+    cf_smbd_close(&s);
+    if (rc < 0) {
+        snprintf(why, sizeof(why), "%s", r->detail);
+        cf_result(r, CF_FAIL, "then a new connection: %s", why);
+    }
+    return rc;
+}
+
+int cf_send_dt(struct cf_smbd *s, const struct cf_dt *d)
+{
+    size_t len = d->len == CF_DT_MAX_SEND ? s->max_send : d->len;
+    uint8_t *m = calloc(1, len > SMBD_DATA_OFFSET ? len : SMBD_DATA_OFFSET), neg[200];
+    uint8_t guid[16] = { 0 };
+    const uint16_t dialect = SMB2_DIALECT_0302;
+    const struct cf_smb2_req_hdr h = { .command = SMB2_NEGOTIATE, .credit_charge = 1 };
+    int n = cf_smb2_negotiate_req(&h, &dialect, 1, guid, neg, sizeof(neg)), rc;
+
+    if (!m)
+        return -ENOMEM;
+    if (len > SMBD_DATA_OFFSET && n > 0)
+        memcpy(m + SMBD_DATA_OFFSET, neg,
+               len - SMBD_DATA_OFFSET < (size_t)n ? len - SMBD_DATA_OFFSET : (size_t)n);
+    sd_put_le16(m, d->credits_requested);
+    sd_put_le16(m + 2, d->credits_granted);
+    sd_put_le16(m + 4, d->flags);
+    sd_put_le32(m + 8, d->remaining == CF_DT_MFS_PLUS_1 ? s->neg.max_fragmented_size + 1
+                                                        : d->remaining);
+    sd_put_le32(m + 12, d->offset);
+    sd_put_le32(m + 16, d->length == CF_DT_PAST_END ? (uint32_t)(len - SMBD_DATA_OFFSET + 1)
+                                                    : d->length);
+    rc = cf_smbd_send_raw(s, m, len);
+    free(m);
+    return rc;
+}
+
+void cf_expect_end(struct cf_ctx *ctx, struct cf_result *r, const struct cf_bad *v, size_t nv,
+                   const char *pass)
+{
+    struct cf_target t;
+    struct cf_ctx c;
+
+    cf_list_target(ctx, &t, &c);
+    for (size_t i = 0; i < nv; i++) {
+        struct cf_smbd s;
+        int rc = cf_raw_open(&t, &s, r), ok = 0;
+
+        for (size_t k = 0; rc == 0 && k < v[i].n && !s.lost; k++)
+            rc = cf_send_dt(&s, &v[i].d[k]);
+        if (rc == 0 || rc == -ENOTCONN) {
+            if (cf_smbd_wait_lost(&s, CF_END_MS) == 0)
+                ok = 1;
+            else
+                cf_result(r, CF_FAIL, "%s: the connection still stands after %d ms", v[i].what,
+                          CF_END_MS);
+        } else if (s.negotiated) {
+            cf_result(r, CF_FAIL, "%s: %s", v[i].what, s.why);
+        }
+        cf_smbd_close(&s);
+        if (!ok)
+            return;
+    }
+    if (cf_still_negotiates(&t, r) == 0)
+        cf_result(r, CF_PASS, "%s: terminated; a new connection negotiated", pass);
+}
+
+int cf_keepalive_answered(struct cf_smbd *s, const char *what, struct cf_result *r)
+{
+    uint32_t before = s->recv_count;
+    uint64_t t0 = sd_now_ms();
+
+    /* MS-SMBD 3.1.5.8: the receiver MUST promptly send a message in response */
+    if (cf_smbd_keepalive(s) < 0)
+        return cf_result(r, CF_FAIL, "%s: sending it: %s", what, s->why), -1;
+    if (cf_smbd_wait_count(s, &s->recv_count, before + 1, CF_ANSWER_MS) < 0)
+        return cf_result(r, CF_FAIL, "%s: no answer in %d ms%s", what, CF_ANSWER_MS,
+                         s->lost ? " (the connection ended)" : ""), -1;
+    cf_result(r, CF_PASS, "%s: answered after %llu ms", what,
+              (unsigned long long)(sd_now_ms() - t0));
+    return 0;
 }
 
 int cf_buf_new(struct cf_file *f, size_t len, int access, struct cf_buf *b)
@@ -125,6 +240,36 @@ int cf_file_fill(struct cf_file *f, size_t len, uint32_t seed, struct cf_result 
     if (rc < 0)
         return cf_result(r, CF_FAIL, "setup: inline WRITE of %zu bytes: %s", len, f->c.why), -1;
     return 0;
+}
+
+int cf_write_back(struct cf_file *f, uint32_t len, uint32_t seed, struct cf_msg *wresp,
+                  struct cf_result *r)
+{
+    uint8_t *w = malloc(len ? len : 1), *b = malloc(len ? len : 1);
+    size_t got = 0;
+    int rc = -1;
+
+    if (!w || !b) {
+        cf_result(r, CF_FAIL, "out of memory");
+        goto out;
+    }
+    cf_pattern(w, len, 0, seed);
+    if (cf_smb2_write_one(&f->c, f->fid, 0, w, len) < 0) {
+        cf_result(r, CF_FAIL, "WRITE of %u bytes: %s", len, f->c.why);
+        goto out;
+    }
+    if (wresp)
+        *wresp = *f->c.sd.taken;
+    if (cf_smb2_read(&f->c, f->fid, 0, b, len, &got) < 0)
+        cf_result(r, CF_FAIL, "READ back: %s", f->c.why);
+    else if (got != len || memcmp(w, b, len) != 0)
+        cf_result(r, CF_FAIL, "read back %zu bytes differing from the %u written", got, len);
+    else
+        rc = 0;
+out:
+    free(w);
+    free(b);
+    return rc;
 }
 
 #define SERVING_SIZE (64u * 1024u)

@@ -236,27 +236,38 @@ static uint32_t chunk(uint32_t max, uint32_t receiver_fragmented, size_t left)
     return left < n ? (uint32_t)left : n;
 }
 
+int cf_smb2_write_one(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset,
+                      const void *data, uint32_t len)
+{
+    size_t cap = SMB2_RW_REQ_FIXED + (size_t)len + 8;
+    uint8_t *req = malloc(cap);
+    struct cf_smb2_req_hdr h = next_hdr(c, SMB2_WRITE, len);
+    const struct cf_msg *resp;
+    uint32_t count;
+    int rc;
+
+    if (!req)
+        return say(c, -ENOMEM, "out of memory");
+    rc = call(c, &h, req, cf_smb2_write_req(&h, fid, offset, data, len, 0, NULL, 0, req, cap),
+              &resp);
+    free(req);
+    if (rc == 0 && (cf_smb2_write_resp_decode(resp->data, resp->len, &count) != 0 || count != len))
+        rc = say(c, -EPROTO, "inline WRITE of %u bytes: the response does not say %u written",
+                 len, len);
+    return rc;
+}
+
 int cf_smb2_write(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, const void *data,
                   size_t len)
 {
-    uint8_t *req = malloc(SMB2_RW_REQ_FIXED + INLINE_CHUNK);
-    const struct cf_msg *resp;
-    uint32_t count;
-    int rc = req ? 0 : say(c, -ENOMEM, "out of memory");
+    int rc = 0;
 
     for (size_t off = 0; rc == 0 && off < len;) {
         uint32_t n = chunk(c->max_write, c->sd.neg.max_fragmented_size, len - off);
-        struct cf_smb2_req_hdr h = next_hdr(c, SMB2_WRITE, n);
 
-        rc = call(c, &h, req, cf_smb2_write_req(&h, fid, offset + off, (const uint8_t *)data + off,
-                                                n, 0, NULL, 0, req,
-                                                SMB2_RW_REQ_FIXED + INLINE_CHUNK), &resp);
-        if (rc == 0 && (cf_smb2_write_resp_decode(resp->data, resp->len, &count) != 0 || count != n))
-            rc = say(c, -EPROTO, "inline WRITE of %u bytes: the response does not say %u written",
-                     n, n);
+        rc = cf_smb2_write_one(c, fid, offset + off, (const uint8_t *)data + off, n);
         off += n;
     }
-    free(req);
     return rc;
 }
 

@@ -43,6 +43,10 @@ int cf_smb2_close_file(struct cf_smb2 *c, const uint8_t fid[16]);
 /* Inline WRITE of len bytes (several requests of at most max_write). */
 int cf_smb2_write(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, const void *data,
                   size_t len);
+/* One inline WRITE request of len bytes, whatever its size (the cases that size the
+ * SMB Direct message on purpose). */
+int cf_smb2_write_one(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset,
+                      const void *data, uint32_t len);
 /* Inline READ of len bytes into out (several requests); *got: bytes read (short at EOF). */
 int cf_smb2_read(struct cf_smb2 *c, const uint8_t fid[16], uint64_t offset, void *out,
                  size_t len, size_t *got);

@@ -17,8 +17,9 @@
 #define WR_KIND(id) ((id) & ~0xffffffffull)
 #define WR_INDEX(id) ((uint32_t)(id))
 
-/* The smallest send slot: room for raw negotiate requests with trailing bytes. */
-#define MIN_SLOT 4096u
+/* The smallest send slot: room for raw requests with trailing bytes, and for a message
+ * one byte over a peer's MaxReceiveSize of up to 16383 bytes. */
+#define MIN_SLOT 16384u
 
 static int fail(struct cf_smbd *s, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -120,6 +121,8 @@ static void queue_msg(struct cf_smbd *s)
     m->len = s->rx_len;
     m->invalidate = s->rx_invalidate;
     m->inv_rkey = s->rx_inv_rkey;
+    m->first = s->rx_first;
+    m->frags = s->rx_frags;
     memcpy(m->data, s->rx, s->rx_len);
     if (s->tail)
         s->tail->next = m;
@@ -127,6 +130,7 @@ static void queue_msg(struct cf_smbd *s)
         s->head = m;
     s->tail = m;
     s->rx_len = 0;
+    s->rx_frags = 0;
     s->rx_invalidate = 0;
 }
 
@@ -142,8 +146,13 @@ static void on_data(struct cf_smbd *s, const uint8_t *buf, uint32_t len, const s
         return;
     }
     s->send_credits += h.credits_granted;
-    if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED)
-        s->ack_due = 1;
+    s->zero_requested += h.credits_requested == 0;
+    s->empty_grants += h.data_length == 0 && h.credits_granted > 0;
+    if (h.flags & SMBD_FLAG_RESPONSE_REQUESTED) {
+        s->ack_due = !s->hold_acks;
+        s->keepalives++;
+        s->keepalive_ms = sd_now_ms();
+    }
     if (wc->with_invalidate) {
         s->rx_invalidate = 1;
         s->rx_inv_rkey = wc->invalidated_rkey;
@@ -168,6 +177,8 @@ static void on_data(struct cf_smbd *s, const uint8_t *buf, uint32_t len, const s
         s->rx = p;
         s->rx_cap = cap;
     }
+    if (s->rx_frags++ == 0)
+        s->rx_first = h;
     memcpy(s->rx + s->rx_len, buf + h.data_offset, h.data_length);
     s->rx_len += h.data_length;
     if (h.remaining_data_length == 0)
@@ -201,6 +212,8 @@ static void on_completion(struct cf_smbd *s, const struct sd_wc *wc)
     s->recv_count++;
     if (s->peer_credits)
         s->peer_credits--;
+    else if (s->negotiated)
+        s->over_credit++;
     if (!s->negotiated) {
         s->neg_raw_len = wc->byte_len < sizeof(s->neg_raw) ? wc->byte_len : sizeof(s->neg_raw);
         memcpy(s->neg_raw, s->recv_mem + (size_t)i * s->t->max_receive_size, s->neg_raw_len);
@@ -236,11 +249,12 @@ static int post_slot(struct cf_smbd *s, int slot, size_t len)
 /* One Data Transfer message (MS-SMBD 2.2.3) granting grant receive credits (3.1.5.9);
  * data_len 0 makes an empty one. */
 static int post_data(struct cf_smbd *s, int slot, const uint8_t *data, uint32_t data_len,
-                     uint32_t remaining, uint16_t grant)
+                     uint32_t remaining, uint16_t grant, uint16_t flags)
 {
     uint8_t *out = s->send_mem + (size_t)slot * s->send_slot_size;
     struct smbd_data_hdr h = { .credits_requested = s->t->credits,
                                .credits_granted = grant,
+                               .flags = flags,
                                .remaining_data_length = remaining,
                                .data_offset = data_len ? SMBD_DATA_OFFSET : 0,
                                .data_length = data_len };
@@ -248,9 +262,15 @@ static int post_data(struct cf_smbd *s, int slot, const uint8_t *data, uint32_t 
 
     if (n < 0)
         return fail(s, -EINVAL, "cannot encode a Data Transfer header");
+    size_t total = (size_t)n + data_len;
+
     if (data_len)
         memcpy(out + n, data, data_len);
-    rc = post_slot(s, slot, (size_t)n + data_len);
+    if (s->pad_to > total && s->pad_to <= s->send_slot_size) { /* 2.2.3: ignored by the peer */
+        memset(out + total, 0xA5, s->pad_to - total);
+        total = s->pad_to;
+    }
+    rc = post_slot(s, slot, total);
     if (rc == 0) {
         s->peer_credits += grant;
         s->send_credits--;
@@ -273,7 +293,7 @@ static void maybe_grant(struct cf_smbd *s)
     if (!s->negotiated || s->lost || s->send_credits == 0 || (slot = send_slot(s)) < 0)
         return;
     if (s->ack_due || (s->peer_credits <= s->recv_posted / 4 && grantable(s) > 0))
-        if (post_data(s, slot, NULL, 0, 0, grantable(s)) == 0)
+        if (post_data(s, slot, NULL, 0, 0, grantable(s), 0) == 0)
             s->ack_due = 0;
 }
 
@@ -399,15 +419,22 @@ int cf_smbd_send_frags(struct cf_smbd *s, const void *msg, size_t len, size_t fr
 
     if (!s->negotiated)
         return fail(s, -EINVAL, "not negotiated");
+    size_t step = 0, cut;
+
     if (frag && frag < room)
         room = frag;
     do {
-        uint32_t n = (uint32_t)(len - off < room ? len - off : room);
+        cut = !frag && s->frag_plan ? s->frag_plan[step++ % s->frag_plan_n] : room;
+        if (cut > room)
+            cut = room;
+        uint32_t n = (uint32_t)(len - off < cut ? len - off : cut);
 
         if ((slot = wait_send(s, deadline)) < 0)
             return slot;
-        if (post_data(s, slot, p + off, n, (uint32_t)(len - off - n), grantable(s)) < 0)
-            return -EIO;
+        int rc = post_data(s, slot, p + off, n, (uint32_t)(len - off - n), grantable(s), 0);
+
+        if (rc < 0)
+            return rc; /* -ENOTCONN: the connection ended */
         off += n;
     } while (off < len);
     return 0;
@@ -426,7 +453,7 @@ int cf_smbd_grant(struct cf_smbd *s, uint16_t n)
 
     if (slot < 0)
         return slot;
-    return post_data(s, slot, NULL, 0, 0, n < most ? n : most) < 0 ? -EIO : 0;
+    return post_data(s, slot, NULL, 0, 0, n < most ? n : most, 0) < 0 ? -EIO : 0;
 }
 
 int cf_smbd_recv_msg(struct cf_smbd *s, int timeout_ms, const struct cf_msg **msg)
@@ -448,6 +475,31 @@ int cf_smbd_recv_msg(struct cf_smbd *s, int timeout_ms, const struct cf_msg **ms
     if (!s->head)
         s->tail = NULL;
     *msg = s->taken;
+    return 0;
+}
+
+int cf_smbd_keepalive(struct cf_smbd *s)
+{
+    uint64_t deadline = sd_now_ms() + (uint64_t)s->t->timeout_ms;
+    int slot = s->negotiated ? wait_send(s, deadline) : fail(s, -EINVAL, "not negotiated");
+
+    if (slot < 0)
+        return slot;
+    return post_data(s, slot, NULL, 0, 0, grantable(s), SMBD_FLAG_RESPONSE_REQUESTED) < 0
+               ? -EIO : 0;
+}
+
+int cf_smbd_wait_count(struct cf_smbd *s, const uint32_t *counter, uint32_t value,
+                       int timeout_ms)
+{
+    uint64_t deadline = sd_now_ms() + (uint64_t)timeout_ms;
+
+    while (*counter < value) {
+        if (s->lost)
+            return -ENOTCONN;
+        if (pump(s, deadline) == -ETIMEDOUT)
+            return -ETIMEDOUT;
+    }
     return 0;
 }
 

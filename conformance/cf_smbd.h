@@ -40,6 +40,8 @@ struct cf_msg {
     size_t len;
     int invalidate;               /* some fragment arrived by Send with Invalidate */
     uint32_t inv_rkey;            /* the STag it invalidated */
+    struct smbd_data_hdr first;   /* the header of its first fragment */
+    unsigned frags;               /* Data Transfer messages it came in */
     uint8_t data[];
 };
 
@@ -69,12 +71,26 @@ struct cf_smbd {
     uint8_t *rx;
     size_t rx_len, rx_cap;
     int rx_invalidate;            /* a fragment of it came by Send with Invalidate */
+    struct smbd_data_hdr rx_first; /* its first fragment's header */
+    unsigned rx_frags;
     uint32_t rx_inv_rkey;
     struct cf_msg *head, *tail;   /* whole messages not yet taken */
     struct cf_msg *taken;         /* the one cf_smbd_recv_msg returned last */
     int ack_due;                  /* the peer set SMB_DIRECT_RESPONSE_REQUESTED */
     int hold_credits;             /* set by a case: grant the peer nothing (CreditsGranted
                                      0, no empty grant messages) until cf_smbd_grant */
+    int hold_acks;                /* set by a case: never answer SMB_DIRECT_RESPONSE_REQUESTED */
+    /* set by a case: how cf_smbd_send_msg cuts and pads its fragments */
+    const uint32_t *frag_plan;    /* payload bytes of each fragment, cycled (0: an empty
+                                     fragment); NULL: as many as fit */
+    size_t frag_plan_n;
+    uint32_t pad_to;              /* junk after the payload up to this message length */
+    /* what the peer's Data Transfer messages showed (MS-SMBD 2.2.3, 3.1.5.8) */
+    uint32_t keepalives;          /* with SMB_DIRECT_RESPONSE_REQUESTED */
+    uint64_t keepalive_ms;        /* when the last one came (sd_now_ms) */
+    uint32_t empty_grants;        /* without payload, granting credits */
+    uint32_t zero_requested;      /* with CreditsRequested 0 */
+    uint32_t over_credit;         /* sent while the peer held none of our credits */
     /* negotiate response bytes (raw), for cases that check them */
     uint8_t neg_raw[64];
     size_t neg_raw_len;
@@ -111,7 +127,8 @@ int cf_smbd_wait_negotiate(struct cf_smbd *s, int timeout_ms);
  * granting receive credits on each. 0, or a negative errno. */
 int cf_smbd_send_msg(struct cf_smbd *s, const void *msg, size_t len);
 /* The same with at most frag payload bytes per fragment (1 and up; the negotiated
- * room bounds it), for the cases that fragment on purpose. */
+ * room bounds it), for the cases that fragment on purpose. Without frag, a frag_plan
+ * set on s cuts the fragments; pad_to pads each with junk. */
 int cf_smbd_send_frags(struct cf_smbd *s, const void *msg, size_t len, size_t frag);
 /* An empty Data Transfer message granting n receive credits (at most those not yet
  * granted), whatever hold_credits says (3.1.5.9). 0, or a negative errno. */
@@ -120,6 +137,13 @@ int cf_smbd_grant(struct cf_smbd *s, uint16_t n);
  * 0 with *msg (valid until the next call, which frees it); -ETIMEDOUT; -ENOTCONN (the
  * connection ended: s->first_error says how); -EPROTO (why set). */
 int cf_smbd_recv_msg(struct cf_smbd *s, int timeout_ms, const struct cf_msg **msg);
+/* An empty Data Transfer message with SMB_DIRECT_RESPONSE_REQUESTED (a keepalive,
+ * MS-SMBD 3.1.6.2), granting what cf_smbd_send_msg would. 0, or a negative errno. */
+int cf_smbd_keepalive(struct cf_smbd *s);
+/* Waits up to timeout_ms until *counter (one of s's counters) reaches value: 0;
+ * -ENOTCONN (the connection ended first); -ETIMEDOUT. */
+int cf_smbd_wait_count(struct cf_smbd *s, const uint32_t *counter, uint32_t value,
+                       int timeout_ms);
 /* Waits up to timeout_ms for the connection to end: 0 when it did, -ETIMEDOUT.
  * Messages arriving meanwhile stay queued. */
 int cf_smbd_wait_lost(struct cf_smbd *s, int timeout_ms);

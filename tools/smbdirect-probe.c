@@ -31,8 +31,10 @@ static const char usage_head[] =
     "and to 445 for InfiniBand/RoCE devices. IPv6 addresses are written [ADDR]:PORT.\n"
     "\n"
     "With --conformance, run the MS-SMBD server conformance cases against HOST instead\n"
-    "(groups SmbdNegotiate: raw Negotiate Requests; Smb2OverRdma and RemoteInvalidation:\n"
-    "SMB2 over SMB Direct with the READ/WRITE RDMA channel) and print one row per case:\n"
+    "(groups SmbdNegotiate: raw Negotiate Requests; SmbdDataTransfer: fragments, malformed\n"
+    "Data Transfer messages, keepalives; SmbdCreditMgmt: credits withheld and spent;\n"
+    "Smb2OverRdma and RemoteInvalidation: SMB2 over SMB Direct with the READ/WRITE RDMA\n"
+    "channel) and print one row per case:\n"
     "its name, PASS, FAIL or SKIP, and what was seen.\n"
     "\n"
     "Options:\n"
@@ -45,6 +47,9 @@ static const char usage_head[] =
     "  --cases GLOB             only the cases whose name or GROUP/NAME matches\n"
     "                           GLOB (fnmatch), e.g. 'RemoteInvalidation/*'\n"
     "  --list-cases             print every case as GROUP/NAME and exit\n"
+    "  --keepalive-wait SECONDS how long the idle cases wait for the server's keepalive\n"
+    "                           (1-600, default 5); a server whose KeepaliveInterval is\n"
+    "                           longer makes them SKIP (smbdirect-relay: --keepalive)\n"
     "\n";
 
 static const char usage_tail[] =
@@ -95,7 +100,8 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
 }
 
 /* The probe's own options. */
-enum { OPT_HELP = 1, OPT_CONFORMANCE, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES };
+enum { OPT_HELP = 1, OPT_CONFORMANCE, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES,
+       OPT_KEEPALIVE_WAIT };
 
 struct probe_opts {
     int conformance;
@@ -103,6 +109,7 @@ struct probe_opts {
     const char *password;
     const char *share;
     const char *cases;
+    int keepalive_wait_ms;
 };
 
 static int probe_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
@@ -119,6 +126,17 @@ static int probe_option(void *ctx, int val, const char *arg, char *err, size_t e
         po->share = arg;
         return 0;
     case OPT_CASES: po->cases = arg; return 0;
+    case OPT_KEEPALIVE_WAIT: {
+        char *end;
+        unsigned long v = strtoul(arg, &end, 10);
+
+        if (!*arg || *end || *arg == '-' || v < 1 || v > 600) {
+            snprintf(err, errlen, "--keepalive-wait: '%s' is invalid: use 1-600 seconds", arg);
+            return -1;
+        }
+        po->keepalive_wait_ms = (int)v * 1000;
+        return 0;
+    }
     case OPT_USER: {
         char *pct = strchr(arg, '%');
 
@@ -157,7 +175,9 @@ static int conformance(const struct probe_opts *po, const struct smbd_link_opts 
                            .max_receive_size = lo->cfg.max_receive_size,
                            .max_fragmented_size = lo->cfg.max_fragmented_recv_size };
     struct cf_ctx ctx = { .t = &t, .user = po->user, .password = po->password,
-                          .share = po->share ? po->share : "share" };
+                          .share = po->share ? po->share : "share",
+                          .keepalive_wait_ms = po->keepalive_wait_ms ? po->keepalive_wait_ms
+                                                                     : CF_KEEPALIVE_WAIT_MS };
     struct cf_totals tot;
 
     snprintf(t.host, sizeof(t.host), "%s", host);
@@ -181,6 +201,7 @@ int main(int argc, char **argv)
         { "share", required_argument, NULL, OPT_SHARE },
         { "cases", required_argument, NULL, OPT_CASES },
         { "list-cases", no_argument, NULL, OPT_LIST_CASES },
+        { "keepalive-wait", required_argument, NULL, OPT_KEEPALIVE_WAIT },
     };
     struct probe_opts po = { 0 };
     const struct sd_provider_ops *provider;
@@ -199,8 +220,10 @@ int main(int argc, char **argv)
     if (first < 0)
         return usage_error("%s", err);
     sd_log_set_level(set.log_level);
-    if (first >= 0 && !po.conformance && (po.user || po.share || po.cases))
-        return usage_error("%s", "--user, --share and --cases go with --conformance");
+    if (first >= 0 && !po.conformance &&
+        (po.user || po.share || po.cases || po.keepalive_wait_ms))
+        return usage_error("%s",
+                           "--user, --share, --cases and --keepalive-wait go with --conformance");
     if (first != argc - 1)
         return usage_error("%s", first >= argc ? "missing HOST[:PORT]"
                                                : "exactly one HOST[:PORT] is expected");

@@ -5,7 +5,9 @@
  * RemainingDataLength and credits (3.1.5.1, 3.1.5.9: never a send without a credit),
  * fragments and credit grants a case chooses,
  * reassembly with the Send with Invalidate seen (3.1.5.8), the keepalive answer,
- * a malformed message, and the connection's loss. */
+ * a malformed message, and the connection's loss; what the cases set and read: a
+ * fragment plan with empty fragments, junk padding, keepalives held back or sent,
+ * the counters of the server's messages, and raw Data Transfer messages (cf_send_dt). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +16,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cf_fixture.h"
 #include "cf_smbd.h"
+#include "sd_bytes.h"
 #include "fake_provider.h"
 
 static struct sd_qp *next_qp; /* what the test's connect hands out */
@@ -80,6 +84,24 @@ static void connect_and_negotiate(struct cf_smbd *s, uint16_t credits, uint32_t 
     inject_negotiate(credits, mrs, 0);
     cf_smbd_default_negotiate(&target, &q);
     assert_int_equal(cf_smbd_negotiate(s, &q), 0);
+}
+
+/* The same, with the Negotiate Request forgotten: fake_sent starts empty. */
+static void negotiated(struct cf_smbd *s, uint16_t credits, uint32_t mrs)
+{
+    connect_and_negotiate(s, credits, mrs);
+    fake_sent_clear(next_qp);
+}
+
+/* The header of the i-th message sent (it must decode). */
+static struct smbd_data_hdr sent_hdr(size_t i)
+{
+    const struct fake_sent *m = fake_sent_get(next_qp, i);
+    struct smbd_data_hdr h;
+    const char *why;
+
+    assert_int_equal(smbd_decode_data_hdr(m->data, m->len, &h, &why), 0);
+    return h;
 }
 
 static void negotiate_sends_the_request_and_applies_the_response(void **state)
@@ -161,8 +183,7 @@ static void cases_choose_fragments_and_hold_credits(void **state)
     const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 10, 1024);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 10, 1024);
     s.hold_credits = 1;
     assert_int_equal(cf_smbd_send_frags(&s, "abc", 3, 1), 0);
     assert_int_equal(fake_sent_count(next_qp), 3);
@@ -220,8 +241,7 @@ static void a_keepalive_is_answered(void **state)
     const char *why;
 
     (void)state;
-    connect_and_negotiate(&s, 2, 1024);
-    fake_sent_clear(next_qp);
+    negotiated(&s, 2, 1024);
     inject_data(1, SMBD_FLAG_RESPONSE_REQUESTED, 0, NULL, 0);
     assert_int_equal(cf_smbd_recv_msg(&s, 20, &m), -ETIMEDOUT);
     assert_int_equal(fake_sent_count(next_qp), 1);
@@ -255,6 +275,97 @@ static void a_malformed_message_and_the_loss_are_reported(void **state)
     cf_smbd_close(&s);
 }
 
+static void a_plan_cuts_fragments_and_padding_fills_messages(void **state)
+{
+    static const uint32_t plan[] = { 2, 0, 1 };
+    static const uint32_t want_len[] = { 2, 0, 1, 2, 0, 1 }, want_rem[] = { 4, 4, 3, 1, 1, 0 };
+    struct cf_smbd s;
+
+    (void)state;
+    negotiated(&s, 10, 1024);
+    s.frag_plan = plan;
+    s.frag_plan_n = 3;
+    assert_int_equal(cf_smbd_send_msg(&s, "abcdef", 6), 0);
+    assert_int_equal(fake_sent_count(next_qp), 6);
+    for (size_t i = 0; i < 6; i++) {
+        const struct smbd_data_hdr h = sent_hdr(i);
+
+        assert_int_equal(h.data_length, want_len[i]);
+        assert_int_equal(h.remaining_data_length, want_rem[i]);
+        assert_int_equal(h.data_offset, want_len[i] ? SMBD_DATA_OFFSET : 0); /* 2.2.3 */
+        assert_int_equal(fake_sent_get(next_qp, i)->len,
+                         want_len[i] ? SMBD_DATA_OFFSET + want_len[i] : 20);
+    }
+    /* junk after the payload up to pad_to, DataLength unchanged */
+    s.frag_plan = NULL;
+    s.pad_to = 100;
+    fake_sent_clear(next_qp);
+    assert_int_equal(cf_smbd_send_msg(&s, "xyz", 3), 0);
+    assert_int_equal(fake_sent_count(next_qp), 1);
+    assert_int_equal(fake_sent_get(next_qp, 0)->len, 100);
+    assert_int_equal(sent_hdr(0).data_length, 3);
+    assert_memory_equal(fake_sent_get(next_qp, 0)->data + 24, "xyz", 3);
+    assert_int_equal(fake_sent_get(next_qp, 0)->data[99], 0xA5);
+    cf_smbd_close(&s);
+}
+
+static void the_servers_messages_are_counted(void **state)
+{
+    const struct cf_msg *m;
+    struct cf_smbd s;
+
+    (void)state;
+    negotiated(&s, 2, 1024);
+    s.hold_acks = 1;
+    s.hold_credits = 1;
+    /* no credit granted to the server yet: beyond its credits */
+    inject_data(1, SMBD_FLAG_RESPONSE_REQUESTED, 0, NULL, 0);
+    assert_int_equal(cf_smbd_wait_count(&s, &s.keepalives, 1, 20), 0);
+    assert_int_equal(s.over_credit, 1);
+    assert_int_equal(s.empty_grants, 1);
+    assert_int_equal(cf_smbd_wait_count(&s, &s.keepalives, 2, 10), -ETIMEDOUT);
+    assert_int_equal(fake_sent_count(next_qp), 0); /* held: not answered */
+    /* a keepalive of ours; the fragments of a message and its first header */
+    assert_int_equal(cf_smbd_keepalive(&s), 0);
+    assert_int_equal(fake_sent_count(next_qp), 1);
+    assert_int_equal(sent_hdr(0).flags, SMBD_FLAG_RESPONSE_REQUESTED);
+    inject_data(0, 0, 3, "ab", 0);
+    inject_data(0, 0, 0, "cde", 0);
+    assert_int_equal(cf_smbd_recv_msg(&s, 20, &m), 0);
+    assert_int_equal(m->frags, 2);
+    assert_int_equal(m->first.remaining_data_length, 3);
+    assert_int_equal(m->first.data_length, 2);
+    assert_int_equal(s.over_credit, 3); /* both fragments too: our keepalive granted nothing */
+    assert_int_equal(s.zero_requested, 0);
+    cf_smbd_close(&s);
+}
+
+static void raw_data_transfer_messages_carry_any_fields(void **state)
+{
+    const struct cf_dt past = { 10, 3, 0, 0, SMBD_DATA_OFFSET, CF_DT_PAST_END, CF_DT_MAX_SEND };
+    const struct cf_dt mfs = { 0, 0, 1, CF_DT_MFS_PLUS_1, 23, 0, 19 };
+    const struct fake_sent *m;
+    struct cf_smbd s;
+
+    (void)state;
+    negotiated(&s, 10, 200);
+    assert_int_equal(cf_send_dt(&s, &past), 0);
+    m = fake_sent_get(next_qp, 0);
+    assert_int_equal(m->len, 200); /* the negotiated send size */
+    assert_int_equal(sd_le16(m->data), 10);
+    assert_int_equal(sd_le16(m->data + 2), 3);
+    assert_int_equal(sd_le32(m->data + 12), SMBD_DATA_OFFSET);
+    assert_int_equal(sd_le32(m->data + 16), 200 - SMBD_DATA_OFFSET + 1);
+    assert_int_equal(sd_le16(m->data + 24 + 12), SMB2_NEGOTIATE); /* SMB2 bytes */
+    assert_int_equal(cf_send_dt(&s, &mfs), 0);
+    m = fake_sent_get(next_qp, 1);
+    assert_int_equal(m->len, 19);
+    assert_int_equal(sd_le16(m->data + 4), 1);
+    assert_int_equal(sd_le32(m->data + 8), 131072 + 1);
+    assert_int_equal(sd_le32(m->data + 12), 23);
+    cf_smbd_close(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +377,9 @@ int main(void)
         cmocka_unit_test_setup(fragments_reassemble_with_the_invalidation, setup),
         cmocka_unit_test_setup(a_keepalive_is_answered, setup),
         cmocka_unit_test_setup(a_malformed_message_and_the_loss_are_reported, setup),
+        cmocka_unit_test_setup(a_plan_cuts_fragments_and_padding_fills_messages, setup),
+        cmocka_unit_test_setup(the_servers_messages_are_counted, setup),
+        cmocka_unit_test_setup(raw_data_transfer_messages_carry_any_fields, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
