@@ -53,24 +53,11 @@ assert_pass() {
     [ "$bad" -eq 0 ] || { show_table; return 1; }
 }
 
-# SmbdDataTransfer_VariableLengthSegment FAILs against the relay: it ends the connection
-# on a DataLength 0 fragment inside a message ("empty Data Transfer with
-# RemainingDataLength != 0"), which MS-SMBD 3.1.5.8 must reassemble (reported to the
-# engine). Until that is fixed it may be the one FAIL (exit 1); afterwards all pass.
-@test "conformance: every case runs and the probe exits 0 (or 1 for the one known FAIL)" {
+@test "conformance: every case runs and the probe exits 0" {
     require_shim
-    local rc fails
-    rc=$(cat "$SENV_DIR/conformance.rc")
-    fails=$(grep -E '^[A-Za-z0-9_]+ +FAIL ' "$SENV_DIR/conformance.out" | awk '{print $1}')
-    if [ "$rc" -eq 0 ]; then
-        grep -qx "53 cases: 53 passed, 0 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
-            { show_table; return 1; }
-    else
-        [ "$rc" -eq 1 ] && [ "$fails" = SmbdDataTransfer_VariableLengthSegment ] ||
-            { show_table; return 1; }
-        grep -qx "53 cases: 52 passed, 1 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
-            { show_table; return 1; }
-    fi
+    [ "$(cat "$SENV_DIR/conformance.rc")" -eq 0 ] || { show_table; return 1; }
+    grep -qx "53 cases: 53 passed, 0 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
+        { show_table; return 1; }
 }
 
 @test "conformance: SmbdNegotiate, all 14 cases PASS" {
@@ -85,11 +72,11 @@ assert_pass() {
         SmbdNegotiate_NegotiationTimer_Timeout
 }
 
-# (SmbdDataTransfer_VariableLengthSegment left out: see above.)
-@test "conformance: SmbdDataTransfer, 17 of 18 cases PASS" {
+@test "conformance: SmbdDataTransfer, all 18 cases PASS" {
     require_shim
     assert_pass BVT_SmbdDataTransfer_Basic_SendSmallBytesOfData \
-        BVT_SmbdDataTransfer_Basic_SendModerateBytesData SmbdDataTransfer_SmallLengthSegment \
+        BVT_SmbdDataTransfer_Basic_SendModerateBytesData SmbdDataTransfer_VariableLengthSegment \
+        SmbdDataTransfer_SmallLengthSegment \
         SmbdDataTransfer_Redundancy SmbdDataTransfer_ReceiveMaxReceiveSize \
         SmbdDataTransfer_UncompletedMessage \
         SmbdDataTransfer_NegativeParameter_DataOffset_Against8ByteAligned \

@@ -344,15 +344,56 @@ static void test_data_without_credit(void **state)
     expect_terminated(&e, -EPROTO, "held no send credit (MS-SMBD 3.1.5.1)");
 }
 
-static void test_data_empty_with_remaining(void **state)
+/* 3.1.5.8: an empty fragment with RemainingDataLength is part of a message (its zero
+ * bytes are appended, FragmentReassemblyRemaining stays): first, in the middle, and the
+ * message reassembles exactly, in both delivery modes; streaming hands the upper layer
+ * its first fragment with bytes as the first. */
+static void empty_fragments_of(struct th_end *e)
+{
+    uint8_t m[96];
+
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, 40, 0, 0, NULL, 0));        /* empty, first */
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, 30, 24, 10, payload, 10));  /* 10 bytes */
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, 30, 0, 0, NULL, 0));        /* empty, middle */
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, 0, 24, 30, payload + 10, 30));
+    assert_int_equal(e->terminated_calls, 0);
+}
+
+static void test_data_empty_fragments_reassemble(void **state)
+{
+    struct th_end e;
+    uint8_t m[32];
+
+    (void)state;
+    established(&e);
+    empty_fragments_of(&e);
+    assert_int_equal(e.delivered, 1);
+    assert_int_equal(e.last_len, 40);
+    assert_memory_equal(e.last, payload, 40);
+    th_end_free(&e);
+
+    th_end_init_streaming(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(78));
+    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 8192, MIB));
+    empty_fragments_of(&e);
+    assert_int_equal(e.nfrags, 2);
+    assert_true(e.frags[0].first && e.frags[0].len == 10 && e.frags[0].remaining == 30);
+    assert_true(!e.frags[1].first && e.frags[1].len == 30 && e.frags[1].remaining == 0);
+    assert_int_equal(e.stream_len, 40);
+    assert_memory_equal(e.stream, payload, 40);
+    th_end_free(&e);
+}
+
+/* An empty fragment must keep the RemainingDataLength the message is at. */
+static void test_data_empty_fragment_contradicting_remaining(void **state)
 {
     struct th_end e;
     uint8_t m[64];
 
     (void)state;
     established(&e);
-    data_gets(&e, m, th_data_msg(m, 10, 0, 0, 100, 0, 0, NULL, 0));
-    expect_terminated(&e, -EPROTO, "empty Data Transfer with RemainingDataLength");
+    data_gets(&e, m, th_data_msg(m, 10, 0, 0, 30, 24, 10, payload, 10));
+    data_gets(&e, m, th_data_msg(m, 10, 0, 0, 29, 0, 0, NULL, 0));
+    expect_terminated(&e, -EPROTO, "contradicts the 30 bytes still expected");
 }
 
 static void test_data_unknown_flags(void **state)
@@ -461,7 +502,8 @@ int main(void)
         cmocka_unit_test(test_data_fragment_longer_than_announced),
         cmocka_unit_test(test_data_remaining_contradicts_sequence),
         cmocka_unit_test(test_data_without_credit),
-        cmocka_unit_test(test_data_empty_with_remaining),
+        cmocka_unit_test(test_data_empty_fragments_reassemble),
+        cmocka_unit_test(test_data_empty_fragment_contradicting_remaining),
         cmocka_unit_test(test_data_unknown_flags),
         cmocka_unit_test(test_data_credit_overflow),
         cmocka_unit_test(test_send_without_posted_receive_breaks_both),

@@ -85,6 +85,8 @@ struct smbd_conn {
     size_t reasm_len, reasm_cap;
     uint32_t reasm_remaining;        /* Connection.FragmentReassemblyRemaining */
     int reasm_active;
+    int reasm_first_pending;         /* streaming: no byte of the message delivered yet (it
+                                        began with an empty fragment) */
     uint32_t invalidated_token;      /* Connection.InvalidatedToken */
     int invalidated_set;
     enum smbd_keepalive keepalive;   /* Connection.KeepaliveRequested */

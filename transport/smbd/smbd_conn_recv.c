@@ -111,7 +111,11 @@ static int reassembly_start(struct smbd_conn *c, const uint8_t *data, uint32_t l
     c->reasm_remaining = remaining;
     c->reasm_active = 1;
     if (c->upper.deliver_fragment) {
-        deliver_fragment(c, data, len, remaining, 1);
+        /* An empty first fragment (3.1.5.8 allows it): the upper layer's first
+         * fragment is the first one with bytes. */
+        c->reasm_first_pending = len == 0;
+        if (len > 0)
+            deliver_fragment(c, data, len, remaining, 1);
         return 0;
     }
     if (c->reasm_cap < total) {
@@ -159,7 +163,10 @@ static void reassembly_add(struct smbd_conn *c, const uint8_t *data, uint32_t le
     c->reasm_remaining = remaining;
     c->reasm_active = remaining > 0;
     if (c->upper.deliver_fragment) {
-        deliver_fragment(c, data, len, remaining, 0);
+        if (len > 0) { /* an empty fragment changes nothing for the upper layer */
+            deliver_fragment(c, data, len, remaining, c->reasm_first_pending);
+            c->reasm_first_pending = 0;
+        }
         return;
     }
     memcpy(c->reasm_buf + c->reasm_len, data, len);
@@ -184,8 +191,6 @@ static const char *data_transfer_violation(const struct smbd_conn *c,
         return "DataLength + RemainingDataLength exceed MaxFragmentedRecvSize (MS-SMBD 3.1.5.8)";
     if (c->receive_credits == 0)
         return "a Data Transfer arrived while the peer held no send credit (MS-SMBD 3.1.5.1)";
-    if (h->data_length == 0 && h->remaining_data_length != 0)
-        return "empty Data Transfer with RemainingDataLength != 0 (MS-SMBD 3.1.5.4)";
     if (c->send_credits + h->credits_granted > UINT16_MAX)
         return "the peer granted more than 65535 send credits (MS-SMBD 2.2.3)";
     return NULL;
@@ -221,12 +226,15 @@ static void recv_data_transfer(struct smbd_conn *c, const struct sd_wc *wc, cons
         c->invalidated_set = 1;
     }
     data = buf + h.data_offset;
-    if (h.data_length == 0) {
+    if (h.data_length == 0 && h.remaining_data_length == 0) {
         /* Credit or keepalive message: not part of any fragment sequence. */
         if (!c->reasm_active)
             report_invalidated(c);
         return;
     }
+    /* An empty fragment with RemainingDataLength is part of a message (3.1.5.8 appends
+     * its zero bytes and FragmentReassemblyRemaining stays): it may start one, or sit
+     * between two fragments with the same RemainingDataLength as the one before. */
     if (c->reasm_active) {
         reassembly_add(c, data, h.data_length, h.remaining_data_length);
     } else if (h.remaining_data_length == 0) {
