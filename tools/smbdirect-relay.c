@@ -225,7 +225,7 @@ static void backend_timeout_cb(void *ctx, uint64_t now)
 static void backend_connect_start(struct relay_conn *c)
 {
     struct relay *r = c->r;
-    int fd = socket(r->backend.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc;
+    int fd = socket(r->backend.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc = 0;
 
     c->backend_fd = fd;
     if (fd < 0) {

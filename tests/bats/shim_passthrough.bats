@@ -9,8 +9,9 @@
 load local_net
 
 ROOT="$BATS_TEST_DIRNAME/../.."
-SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
-WRAPPER="$ROOT/build/smbdirect"
+BUILD_DIR="$(cd "${SENV_BUILD:-$ROOT/build}" && pwd)" # the build under test
+SHIM="$BUILD_DIR/libsmbdirect.so"
+WRAPPER="$BUILD_DIR/smbdirect"
 
 # Connects to 127.0.0.1:PORT for each PORT, sends a line, prints what came back or
 # "PORT errno N"; exits 1 when any connect failed: python3 -c "$ECHO_CLIENT" PORT...

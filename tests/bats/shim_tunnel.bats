@@ -10,8 +10,9 @@
 load local_net
 
 ROOT="$BATS_TEST_DIRNAME/../.."
-SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
-RELAY="$ROOT/build/smbdirect-relay"
+BUILD_DIR="$(cd "${SENV_BUILD:-$ROOT/build}" && pwd)" # the build under test
+SHIM="$BUILD_DIR/libsmbdirect.so"
+RELAY="$BUILD_DIR/smbdirect-relay"
 
 # The client: one line per check, "ok NAME" or "FAIL NAME ...".
 CLIENT='

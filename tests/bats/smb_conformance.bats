@@ -15,7 +15,7 @@
 load helpers
 
 ADDR=127.0.0.19
-PROBE=$BATS_TEST_DIRNAME/../../build/smbdirect-probe
+PROBE=${SENV_BUILD:-$BATS_TEST_DIRNAME/../../build}/smbdirect-probe
 
 # The relay runs with --keepalive 1 (default 120 s): the idle cases wait for its
 # keepalive (MS-SMBD 3.1.6.2) within the probe's --keepalive-wait (5 s).

@@ -9,8 +9,9 @@
 load local_net
 
 ROOT="$BATS_TEST_DIRNAME/../.."
-SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
-RELAY="$ROOT/build/smbdirect-relay"
+BUILD_DIR="$(cd "${SENV_BUILD:-$ROOT/build}" && pwd)" # the build under test
+SHIM="$BUILD_DIR/libsmbdirect.so"
+RELAY="$BUILD_DIR/smbdirect-relay"
 
 # The backend: PORT COUNT SIZE CLOSE. Each connection gets COUNT frames of SIZE bytes
 # (frame i is filled with byte i), then the backend closes at once (CLOSE=close) or waits
