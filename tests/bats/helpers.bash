@@ -6,7 +6,7 @@
 # Loopback addresses (one per suite so suites never collide; the real ports 445 and
 # 5445 are used so the shim's defaults apply): smb_transfer 127.0.0.11, smb_sessions .12,
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
-# smb_conformance .19; scripts/demo .21,
+# smb_conformance .19, smb_halfclose .24; scripts/demo .21,
 # scripts/bench .22.
 #
 # SD_VIA=tcp runs the smbclient helpers over plain TCP without the relay (to check the

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "smb2_pending.h"
 #include "bridge_chan.h"
 #include "sd_buf.h"
 #include "sd_libc.h"
@@ -40,6 +41,8 @@
 #define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
 #define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
 #define BRIDGE_CHAN_RETRY_MS 2          /* retry while the channel waits for buffer memory */
+#define BRIDGE_HALF_CLOSE_MS 10000      /* after the program's SHUT_WR: the most we wait for
+                                           the answers to what it asked */
 #define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
 #define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
 
@@ -72,6 +75,10 @@ struct smbd_bridge {
     int stream_eof;
     int disconnecting;
     int flushing;           /* the peer closed in order: writing what it delivered */
+    int track_requests;     /* client role: half-close waits for pending's answers */
+    struct smb2_pending pending; /* the program's SMB2 requests not answered yet */
+    int64_t half_close_timer;
+    int half_close_expired;
     int orderly;            /* ending after flushing: the stream gets EOF, never RST */
     int64_t close_timer;
 
@@ -169,6 +176,9 @@ static void bridge_end_cb(void *ctx, uint64_t now)
         sd_loop_cancel_timer(b->loop, b->close_timer);
     if (b->retry_timer > 0)
         sd_loop_cancel_timer(b->loop, b->retry_timer);
+    if (b->half_close_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->half_close_timer);
+    smb2_pending_fini(&b->pending);
     if (b->end_err == 0 && sd_buf_len(&b->outq) > 0)
         (void)outq_send(b); /* last bytes of an orderly end, best effort */
     smbd_conn_get_stats(b->conn, &st.smbd);
@@ -377,6 +387,8 @@ static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint
 
     if (b->ending)
         return;
+    if (first && b->track_requests)
+        smb2_pending_response(&b->pending, data, len);
     if (first && b->chan) {
         if (remaining > 0 && bridge_chan_wants_whole(b->chan, data, len))
             b->whole_active = 1;
@@ -498,6 +510,8 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
                         "MS-SMBD 2.2.3)");
             return;
         }
+        if (b->track_requests)
+            smb2_pending_request(&b->pending, msg, len); /* a retried one is known already */
         rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
         if (rc < 0)
             return;
@@ -521,9 +535,22 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     }
 }
 
+static void bridge_half_close_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+
+    (void)now;
+    b->half_close_timer = 0;
+    b->half_close_expired = 1;
+    bridge_sync(b);
+}
+
 static void bridge_stream_eof(struct smbd_bridge *b)
 {
     b->stream_eof = 1;
+    if (b->track_requests)
+        b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
+                                                bridge_half_close_cb, b);
     if (smbd_framer_buffered(&b->framer) > 0)
         sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
                  smbd_framer_buffered(&b->framer));
@@ -643,6 +670,19 @@ static void bridge_watch_stream(struct smbd_bridge *b)
         bridge_fail(b, rc, "cannot watch the stream: %s", strerror(-rc));
 }
 
+/* TCP's half-close, which SMB Direct cannot carry: after the program's shutdown(SHUT_WR)
+ * a TCP server still answers what it was asked before it closes, so the link stays up
+ * until every request the program sent has its final response written to the stream.
+ * The program's full close (HUP), unreadable (encrypted) traffic past
+ * BRIDGE_HALF_CLOSE_MS, or that bound itself end the wait. */
+static int awaits_answers(const struct smbd_bridge *b)
+{
+    if (!b->track_requests || b->hup || b->half_close_expired)
+        return 0;
+    return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
+           sd_buf_len(&b->outq) > 0;
+}
+
 static void bridge_retry_cb(void *ctx, uint64_t now)
 {
     struct smbd_bridge *b = ctx;
@@ -702,7 +742,7 @@ static void bridge_sync(struct smbd_bridge *b)
     if (b->chan)
         bridge_chan_wait(b, now);
     if (b->stream_eof && !b->disconnecting && !b->ending && !b->chan_wait &&
-        smbd_conn_send_queued(b->conn) == 0) {
+        smbd_conn_send_queued(b->conn) == 0 && !awaits_answers(b)) {
         b->disconnecting = 1;
         smbd_conn_disconnect(b->conn);
         b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS,
@@ -747,7 +787,9 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
                                .watched = -1, .on_end = on_end, .ctx = ctx,
-                               .on_inline_io = opts ? opts->on_inline_io : NULL };
+                               .on_inline_io = opts ? opts->on_inline_io : NULL,
+                               .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
+    smb2_pending_init(&b->pending);
     sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);

@@ -19,6 +19,7 @@
 
 enum smb2_command {                       /* 2.2.1.1 Command */
     SMB2_NEGOTIATE = 0x0000,
+    SMB2_CANCEL = 0x000C,     /* 2.2.30: never answered */
     SMB2_READ = 0x0008,
     SMB2_WRITE = 0x0009,
 };
