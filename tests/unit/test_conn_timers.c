@@ -142,18 +142,37 @@ static void test_keepalive_without_credits_waits_for_a_credit(void **state)
     established_keepalive(&e, 1000, 300, 1); /* the grant message spent the only credit */
     smbd_conn_on_timer(e.conn, 1000);
     assert_int_equal(fake_sent_count(e.qp), 0);
-    for (uint64_t t = 1300; t <= 60000; t += 300)
+    for (uint64_t t = 1300; t <= 2200; t += 300)
         smbd_conn_on_timer(e.conn, t);
     assert_int_equal(e.terminated_calls, 0);
-    peer_sends(&e, 0, 2, 60100); /* the peer grants credits again */
+    peer_sends(&e, 0, 2, 2250); /* the peer grants credits again */
     assert_int_equal(e.terminated_calls, 0);
-    assert_int_equal(smbd_conn_next_timer(e.conn), 60100 + 1000); /* idle timer restarted */
-    smbd_conn_on_timer(e.conn, 61100); /* idle again: this time the keepalive goes out */
+    assert_int_equal(smbd_conn_next_timer(e.conn), 2250 + 1000); /* idle timer restarted */
+    smbd_conn_on_timer(e.conn, 3250); /* idle again: this time the keepalive goes out */
     assert_int_equal(fake_sent_count(e.qp), 1);
-    smbd_conn_on_timer(e.conn, 61399);
+    smbd_conn_on_timer(e.conn, 3549);
     assert_int_equal(e.terminated_calls, 0);
-    smbd_conn_on_timer(e.conn, 61400);
+    smbd_conn_on_timer(e.conn, 3550);
     assert_int_equal(e.term_err, -ETIMEDOUT);
+    th_end_free(&e);
+}
+
+/* A peer that sends nothing at all and never grants a credit (gone, or starving us on
+ * purpose) ends the connection one interval plus the timeout after our keepalive fell
+ * due, though that keepalive could never be sent. */
+static void test_a_silent_peer_holding_our_credits_ends_the_connection(void **state)
+{
+    struct th_end e;
+
+    (void)state;
+    established_keepalive(&e, 1000, 300, 1);
+    for (uint64_t t = 1000; t < 2300; t += 100)
+        smbd_conn_on_timer(e.conn, t);
+    assert_int_equal(e.terminated_calls, 0);
+    assert_true(smbd_conn_next_timer(e.conn) <= 2600);
+    smbd_conn_on_timer(e.conn, smbd_conn_next_timer(e.conn)); /* the next check */
+    assert_int_equal(e.term_err, -ETIMEDOUT);
+    assert_non_null(strstr(e.term_reason, "left no credit to send a keepalive"));
     th_end_free(&e);
 }
 
@@ -300,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_idle_keepalive_answered),
         cmocka_unit_test(test_idle_keepalive_unanswered),
         cmocka_unit_test(test_keepalive_without_credits_waits_for_a_credit),
+        cmocka_unit_test(test_a_silent_peer_holding_our_credits_ends_the_connection),
         cmocka_unit_test(test_paused_keepalive_grants_the_peer_one_credit),
         cmocka_unit_test(test_keepalive_rides_on_data),
         cmocka_unit_test(test_response_requested_is_answered),

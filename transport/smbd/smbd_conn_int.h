@@ -90,6 +90,7 @@ struct smbd_conn {
     uint32_t invalidated_token;      /* Connection.InvalidatedToken */
     int invalidated_set;
     enum smbd_keepalive keepalive;   /* Connection.KeepaliveRequested */
+    uint64_t keepalive_due_ms;       /* when the pending keepalive fell due */
     int send_immediate;              /* Connection.SendImmediate */
 
     /* engine state */

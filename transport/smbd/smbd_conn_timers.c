@@ -28,14 +28,24 @@ void smbd_conn_on_timer(struct smbd_conn *c, uint64_t now_ms)
             return;
         }
         if (c->keepalive == SMBD_KA_PENDING) {
-            /* Not sent: the peer holds back our credits because its reader is paused.
-             * That is flow control, not silence: the keepalive goes out with the first
-             * credit (a paused peer of ours grants one with its own keepalive) and its
-             * answer is timed from then. */
+            /* Not sent: the peer holds back our credits, as it does while its reader is
+             * paused. That is flow control, not silence: the keepalive goes out with the
+             * first credit (a paused peer of ours grants one with its own keepalive, at
+             * least every interval). A peer that sends nothing at all for another
+             * interval plus the timeout is gone, or starves us on purpose. */
+            if (now_ms - c->keepalive_due_ms >=
+                (uint64_t)c->cfg.keepalive_interval_ms + c->cfg.keepalive_timeout_ms) {
+                smbd_terminate(c, -ETIMEDOUT, "the peer sent nothing for %llu ms and left no "
+                               "credit to send a keepalive with (MS-SMBD 3.1.6.2)",
+                               (unsigned long long)(now_ms - c->keepalive_due_ms +
+                                                    c->cfg.keepalive_interval_ms));
+                return;
+            }
             c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms;
             return;
         }
         c->keepalive = SMBD_KA_PENDING;
+        c->keepalive_due_ms = now_ms;
         c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms;
         smbd_send_pump(c, now_ms);
     }
