@@ -476,19 +476,26 @@ static void test_oversized_send_breaks_connection(void **state)
     th_end_free(&e);
 }
 
-/* The peer closes in order with a fragmented message begun: not an ordinary end (the
- * message can never complete), so the reason says how much is missing. */
+/* A fragment with remaining bytes announced, then the peer's orderly close. */
+static void close_after_fragment(struct th_end *e, uint32_t remaining)
+{
+    uint8_t m[64];
+
+    established(e);
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, remaining, 24, 10, payload, 10));
+    fake_break(e->qp, SD_WC_FLUSHED);
+    th_poll(e, 0, 100000);
+    assert_int_equal(e->terminated_calls, 1);
+}
+
+/* Closed with a fragmented message begun: not an ordinary end (the message can never
+ * complete), so the reason says how much is missing. */
 static void test_close_mid_message(void **state)
 {
     struct th_end e;
-    uint8_t m[64];
 
     (void)state;
-    established(&e);
-    data_gets(&e, m, th_data_msg(m, 10, 0, 0, 20, 24, 10, payload, 10));
-    fake_break(e.qp, SD_WC_FLUSHED);
-    th_poll(&e, 0, 100000);
-    assert_int_equal(e.terminated_calls, 1);
+    close_after_fragment(&e, 20);
     assert_int_equal(e.term_err, -ECONNRESET);
     assert_non_null(strstr(e.term_reason, "20 bytes of a fragmented message still to come"));
     assert_false(smbd_conn_peer_closed(e.conn));
@@ -500,14 +507,9 @@ static void test_close_mid_message(void **state)
 static void test_close_between_messages(void **state)
 {
     struct th_end e;
-    uint8_t m[64];
 
     (void)state;
-    established(&e);
-    data_gets(&e, m, th_data_msg(m, 10, 0, 0, 0, 24, 10, payload, 10));
-    fake_break(e.qp, SD_WC_FLUSHED);
-    th_poll(&e, 0, 100000);
-    assert_int_equal(e.terminated_calls, 1);
+    close_after_fragment(&e, 0);
     assert_non_null(strstr(e.term_reason, "the peer closed the RDMA connection (MS-SMBD"));
     assert_true(smbd_conn_peer_closed(e.conn));
     th_end_free(&e);
