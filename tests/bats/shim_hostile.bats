@@ -76,7 +76,9 @@ hostile() {
     echo "server's stderr:"; cat "$BATS_TEST_TMPDIR/server.err"
     [ "$status" -eq 0 ]                      # no crash, no hang killed by timeout
     if grep -q Sanitizer "$BATS_TEST_TMPDIR/err"; then return 1; fi
-    read -r outcome secs <<<"$(awk '{print $1 ($1 == "connect-failed" || $1 == "error" ? "-" $2 : ""), $NF}' "$BATS_TEST_TMPDIR/out")"
+    # "connect-failed-EPROTO 0.0", "eof 0.2", "error-ECONNRESET 6.0", "still-waiting 17.0"
+    read -r outcome secs <<<"$(awk '{ e = $1 == "connect-failed" || $1 == "error"
+                                      print $1 (e ? "-" $2 : ""), $NF }' "$BATS_TEST_TMPDIR/out")"
     if [ "$outcome" = still-waiting ] && [ -n "${HANG_FINDING:-}" ]; then
         skip "$HANG_FINDING"
     fi
@@ -131,7 +133,8 @@ hostile() {
 }
 
 @test "data: RemainingDataLength beyond our MaxFragmentedSize ends the socket" {
-    hostile data-remaining 5 "DataLength + RemainingDataLength exceed MaxFragmentedRecvSize (MS-SMBD 3.1.5.8)"
+    hostile data-remaining 5 \
+        "DataLength + RemainingDataLength exceed MaxFragmentedRecvSize (MS-SMBD 3.1.5.8)"
 }
 
 @test "data: CreditsRequested 0 ends the socket" {
@@ -146,12 +149,17 @@ hostile() {
 
 @test "credits: a server that spends our credits and grants none ends the socket" {
     KEEPALIVE=1
-    HANG_FINDING="finding: out of send credits the engine cannot send its keepalive and defers it without end (smbd_conn_timers.c, SMBD_KA_PENDING, by design since a931e5a for a peer whose reader is paused), where MS-SMBD 3.1.6.2 says terminate when the Idle Connection Timer expires with KeepaliveRequested not NONE: the program waits forever"
+    HANG_FINDING="finding: out of send credits the engine cannot send its keepalive and"
+    HANG_FINDING+=" defers it without end (smbd_conn_timers.c, SMBD_KA_PENDING, by design since"
+    HANG_FINDING+=" a931e5a for a peer whose reader is paused), where MS-SMBD 3.1.6.2 says"
+    HANG_FINDING+=" terminate when the Idle Connection Timer expires with KeepaliveRequested"
+    HANG_FINDING+=" not NONE: the program waits forever"
     hostile no-credits $((KEEPALIVE + KEEPALIVE_TIMEOUT + 2)) "MS-SMBD 3.1.6.2"
 }
 
 @test "cut: a disconnect in the middle of a fragmented message ends the socket, named" {
-    hostile cut-disconnect 5 "bytes of a fragmented message still to come (MS-SMBD 3.1.5.8, 3.1.7.1)"
+    hostile cut-disconnect 5 \
+        "bytes of a fragmented message still to come (MS-SMBD 3.1.5.8, 3.1.7.1)"
 }
 
 @test "cut: an RDMAP Terminate in the middle of a fragmented message ends the socket" {
@@ -161,6 +169,11 @@ hostile() {
 @test "garbage: junk bytes under MPA after the negotiation end the socket" {
     hostile garbage 5 "the RDMA connection was lost: transport failure (MS-SMBD 3.1.7.1)"
     grep -q "soft-iWARP: terminating the connection" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "garbage: junk instead of an MPA reply frame fails connect()" {
+    hostile garbage-mpa 5 "peer sent no valid MPA reply frame"
+    grep -q "^connect-failed EPROTO" "$BATS_TEST_TMPDIR/out"
 }
 
 @test "smbclient: a malformed Data Transfer makes smbclient exit with an error quickly" {

@@ -3,7 +3,8 @@
  * provider, accepts one connection after another, and breaks MS-SMBD in the one way
  * --mode names: a bad Negotiate Response, or after a good one a malformed Data Transfer,
  * credits withheld, keepalives unanswered, a message cut by a disconnect or an RDMAP
- * Terminate, or garbage bytes on the TCP stream under MPA. Built into build/tests, never
+ * Terminate, or garbage bytes on the TCP stream under MPA (or, on a plain TCP listener,
+ * in place of the MPA reply). Built into build/tests, never
  * installed; tests/bats/shim_hostile.bats runs a program under the shim against it.
  *
  *   hostile-smbd --listen 127.0.0.1:PORT --mode NAME      (--list: the modes)
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,7 @@ struct mode {
     const char *what;
     void (*negotiate)(struct smbd_negotiate_resp *r, size_t *len);
     int (*act)(struct hs *h);   /* NULL: nothing after the Negotiate Response */
+    int (*raw)(int fd);         /* set: plain TCP instead, this on each accepted socket */
 };
 
 /* ---- provider plumbing ---- */
@@ -280,35 +283,57 @@ static int act_garbage(struct hs *h)
     return write(h->ops->fd(h->qp), junk, sizeof(junk)) == (ssize_t)sizeof(junk) ? 0 : -errno;
 }
 
+/* No MPA at all: the client's MPA request (RFC 5044 7.1.2) is answered with junk that
+ * is no reply frame, on a plain TCP socket. */
+static int raw_junk_reply(int fd)
+{
+    uint8_t buf[512];
+    static const char junk[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+
+    if (read(fd, buf, sizeof(buf)) <= 0)
+        return -EIO;
+    return write(fd, junk, sizeof(junk) - 1) == (ssize_t)sizeof(junk) - 1 ? 0 : -errno;
+}
+
 static const struct mode modes[] = {
-    { "neg-version", "Negotiate Response with NegotiatedVersion 0x0200", neg_version, NULL },
-    { "neg-status", "Negotiate Response with Status STATUS_NOT_SUPPORTED", neg_status, NULL },
-    { "neg-recv-size", "Negotiate Response with MaxReceiveSize 64", neg_recv_size, NULL },
-    { "neg-credits", "Negotiate Response with CreditsGranted 0", neg_credits, NULL },
-    { "neg-frag-size", "Negotiate Response with MaxFragmentedSize 4096", neg_frag_size, NULL },
-    { "neg-truncated", "Negotiate Response of 20 bytes", neg_truncated, NULL },
-    { "data-misaligned", "Data Transfer with DataOffset 28", NULL, act_misaligned },
+    { "neg-version", "Negotiate Response with NegotiatedVersion 0x0200", neg_version, NULL, NULL },
+    { "neg-status", "Negotiate Response with Status STATUS_NOT_SUPPORTED", neg_status, NULL,
+      NULL },
+    { "neg-recv-size", "Negotiate Response with MaxReceiveSize 64", neg_recv_size, NULL, NULL },
+    { "neg-credits", "Negotiate Response with CreditsGranted 0", neg_credits, NULL, NULL },
+    { "neg-frag-size", "Negotiate Response with MaxFragmentedSize 4096", neg_frag_size, NULL,
+      NULL },
+    { "neg-truncated", "Negotiate Response of 20 bytes", neg_truncated, NULL, NULL },
+    { "data-misaligned", "Data Transfer with DataOffset 28", NULL, act_misaligned, NULL },
     { "data-past-end", "Data Transfer whose DataLength runs past the message", NULL,
-      act_past_end },
+      act_past_end, NULL },
     { "data-oversized", "Data Transfer one byte larger than the client's MaxReceiveSize", NULL,
-      act_oversized },
+      act_oversized, NULL },
     { "data-remaining", "Data Transfer with RemainingDataLength = the client's MaxFragmentedSize",
-      NULL, act_remaining },
-    { "data-zero-requested", "Data Transfer with CreditsRequested 0", NULL, act_zero_requested },
+      NULL, act_remaining, NULL },
+    { "data-zero-requested", "Data Transfer with CreditsRequested 0", NULL, act_zero_requested,
+      NULL },
     { "no-credits", "grants 1 credit at negotiate, then none ever, and stays silent",
-      neg_one_credit, act_silent },
+      neg_one_credit, act_silent, NULL },
     { "no-keepalive-answer", "never sends anything after the Negotiate Response", NULL,
-      act_silent },
+      act_silent, NULL },
     { "cut-disconnect", "first fragment of a message, then a disconnect", NULL,
-      act_cut_disconnect },
+      act_cut_disconnect, NULL },
     { "cut-terminate", "first fragment of a message, then an RDMAP Terminate", NULL,
-      act_cut_terminate },
+      act_cut_terminate, NULL },
     { "garbage", "256 bytes of junk on the TCP stream after the negotiation", NULL,
-      act_garbage },
+      act_garbage, NULL },
+    { "garbage-mpa", "junk instead of an MPA reply frame (plain TCP)", NULL, NULL,
+      raw_junk_reply },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
 /* ---- one connection ---- */
+
+static void report(const struct mode *m, int rc)
+{
+    fprintf(stderr, "hostile-smbd: %s: %s (%s)\n", m->name, m->what, rc ? strerror(-rc) : "done");
+}
 
 static void serve(struct hs *h, const struct mode *m)
 {
@@ -343,14 +368,41 @@ static void serve(struct hs *h, const struct mode *m)
     if (m->act && wait_received(h, 2) == 0) {
         int rc = m->act(h);
 
-        fprintf(stderr, "hostile-smbd: %s: %s (%s)\n", m->name, m->what,
-                rc ? strerror(-rc) : "done");
+        report(m, rc);
     }
     deadline = sd_now_ms() + LINGER_MS;
     while (!h->lost && sd_ms_until(deadline) > 0)
         pump(h, deadline);
     fprintf(stderr, "hostile-smbd: %s: connection %s\n", m->name,
             h->lost ? "ended" : "still up; dropping it");
+}
+
+/* The plain TCP modes: each accepted socket gets m->raw, then is held until the
+ * client closes it (or LINGER_MS). */
+static int serve_raw(const struct mode *m, const struct sockaddr_storage *addr,
+                     socklen_t addrlen)
+{
+    int one = 1, l = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (l < 0 || bind(l, (const struct sockaddr *)addr, addrlen) != 0 || listen(l, 8) != 0) {
+        fprintf(stderr, "hostile-smbd: cannot listen: %s\n", strerror(errno));
+        return 1;
+    }
+    for (;;) {
+        int fd = accept(l, NULL, NULL), rc;
+        uint8_t sink[256];
+
+        if (fd < 0)
+            continue;
+        rc = m->raw(fd);
+        report(m, rc);
+        struct pollfd p = { fd, POLLIN, 0 };
+
+        while (poll(&p, 1, LINGER_MS) > 0 && read(fd, sink, sizeof(sink)) > 0)
+            ;
+        close(fd);
+    }
 }
 
 int main(int argc, char **argv)
@@ -384,6 +436,8 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (m->raw)
+        return serve_raw(m, &addr, addrlen);
     struct sd_listen_params lp = { .backlog = 8, .handshake_ms = 5000 };
 
     l = ops->listen((struct sockaddr *)&addr, addrlen, &lp, &err);
