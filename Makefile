@@ -106,6 +106,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@echo "  LINK $@"
 	@$(CC) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 
+# Test-only programs (tests/tools/): built beside the unit tests, never installed.
+TEST_TOOLS = $(BUILD)/tests/hostile-smbd
+tests: $(TEST_TOOLS)
+$(BUILD)/tests/hostile-smbd: tests/tools/hostile_smbd.c $(BUILD)/libsmbdirect-core.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK $@"
+	@$(CC) $(CFLAGS) $(INC_SMBD) -Itransport/soft -o $@ $^ $(LIBS) $(LDFLAGS)
+
 # Rewrites the settings blocks of README.md, the man pages and the smbdirect wrapper
 # from the settings table (the unit tier fails while they differ).
 docs: $(DOCGEN)

@@ -471,7 +471,47 @@ static void test_oversized_send_breaks_connection(void **state)
     assert_int_equal(fake_inject(e.qp, big, sizeof(big), 0), -EMSGSIZE);
     th_poll(&e, 0, 100000);
     assert_int_equal(e.terminated_calls, 1);
+    assert_int_equal(e.term_err, -EPROTO);
+    assert_non_null(strstr(e.term_reason, "MaxReceiveSize exceeded (MS-SMBD 3.1.5.4)"));
+    th_end_free(&e);
+}
+
+/* A fragment with remaining bytes announced, then the peer's orderly close. */
+static void close_after_fragment(struct th_end *e, uint32_t remaining)
+{
+    uint8_t m[64];
+
+    established(e);
+    data_gets(e, m, th_data_msg(m, 10, 0, 0, remaining, 24, 10, payload, 10));
+    fake_break(e->qp, SD_WC_FLUSHED);
+    th_poll(e, 0, 100000);
+    assert_int_equal(e->terminated_calls, 1);
+}
+
+/* Closed with a fragmented message begun: not an ordinary end (the message can never
+ * complete), so the reason says how much is missing. */
+static void test_close_mid_message(void **state)
+{
+    struct th_end e;
+
+    (void)state;
+    close_after_fragment(&e, 20);
     assert_int_equal(e.term_err, -ECONNRESET);
+    assert_non_null(strstr(e.term_reason, "20 bytes of a fragmented message still to come"));
+    assert_false(smbd_conn_peer_closed(e.conn));
+    assert_int_equal(e.delivered, 0);
+    th_end_free(&e);
+}
+
+/* Between messages the same close is the ordinary end of the session. */
+static void test_close_between_messages(void **state)
+{
+    struct th_end e;
+
+    (void)state;
+    close_after_fragment(&e, 0);
+    assert_non_null(strstr(e.term_reason, "the peer closed the RDMA connection (MS-SMBD"));
+    assert_true(smbd_conn_peer_closed(e.conn));
     th_end_free(&e);
 }
 
@@ -509,6 +549,8 @@ int main(void)
         cmocka_unit_test(test_send_without_posted_receive_breaks_both),
         cmocka_unit_test(test_receive_error_completion_terminates),
         cmocka_unit_test(test_oversized_send_breaks_connection),
+        cmocka_unit_test(test_close_mid_message),
+        cmocka_unit_test(test_close_between_messages),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,6 +183,11 @@ static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
         smbd_slot_put(c, s);
     if (c->state == SMBD_ST_DISCONNECTING) {
         smbd_terminate(c, 0, "local disconnect");
+    } else if ((cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) && c->reasm_active) {
+        /* Not an ordinary end: the message it started can never be completed. */
+        smbd_terminate(c, -ECONNRESET, "the peer closed the RDMA connection with %u bytes of "
+                       "a fragmented message still to come (MS-SMBD 3.1.5.8, 3.1.7.1)",
+                       (unsigned)c->reasm_remaining);
     } else if (cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) {
         c->peer_closed = 1; /* an ordinary end of an SMB Direct session */
         smbd_terminate(c, -ECONNRESET, "the peer closed the RDMA connection (MS-SMBD 3.1.7.1)");

@@ -263,6 +263,13 @@ void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
     c->recv_posted--;
     if (wc->status == SD_WC_FLUSHED)
         return; /* the connection is gone; SD_WC_CONN_LOST follows with the cause */
+    if (wc->status == SD_WC_LOCAL_LENGTH) {
+        if (smbd_is_live(c))
+            smbd_terminate(c, -EPROTO, "the peer sent a message larger than the %u-byte "
+                           "receive it was granted: MaxReceiveSize exceeded (MS-SMBD 3.1.5.4)",
+                           (unsigned)recv_stride(c));
+        return;
+    }
     if (wc->status != SD_WC_SUCCESS) {
         if (smbd_is_live(c))
             smbd_terminate(c, -ECONNRESET, "a receive failed: %s",
