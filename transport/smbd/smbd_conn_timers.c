@@ -33,15 +33,18 @@ void smbd_conn_on_timer(struct smbd_conn *c, uint64_t now_ms)
              * first credit (a paused peer of ours grants one with its own keepalive, at
              * least every interval). A peer that sends nothing at all for another
              * interval plus the timeout is gone, or starves us on purpose. */
-            if (now_ms - c->keepalive_due_ms >=
-                (uint64_t)c->cfg.keepalive_interval_ms + c->cfg.keepalive_timeout_ms) {
+            uint64_t give_up = c->keepalive_due_ms + c->cfg.keepalive_interval_ms +
+                               c->cfg.keepalive_timeout_ms;
+
+            if (now_ms >= give_up) {
                 smbd_terminate(c, -ETIMEDOUT, "the peer sent nothing for %llu ms and left no "
                                "credit to send a keepalive with (MS-SMBD 3.1.6.2)",
                                (unsigned long long)(now_ms - c->keepalive_due_ms +
                                                     c->cfg.keepalive_interval_ms));
                 return;
             }
-            c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms;
+            c->idle_deadline = now_ms + c->cfg.keepalive_timeout_ms < give_up
+                                   ? now_ms + c->cfg.keepalive_timeout_ms : give_up;
             return;
         }
         c->keepalive = SMBD_KA_PENDING;
