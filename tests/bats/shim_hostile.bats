@@ -10,9 +10,10 @@
 load local_net
 
 ROOT="$BATS_TEST_DIRNAME/../.."
-SHIM="$(cd "$ROOT" && pwd)/build/libsmbdirect.so"
-HOSTILE="$ROOT/build/tests/hostile-smbd"
-SMBDIRECT="$ROOT/build/smbdirect"
+BUILD_DIR="$(cd "${SENV_BUILD:-$ROOT/build}" && pwd)" # the build under test
+SHIM="$BUILD_DIR/libsmbdirect.so"
+HOSTILE="$BUILD_DIR/tests/hostile-smbd"
+SMBDIRECT="$BUILD_DIR/smbdirect"
 KEEPALIVE_TIMEOUT=5   # the engine's wait for a keepalive's answer (MS-SMBD Appendix B <3>)
 
 # The program: prints "connect-failed ERRNO", "eof", "error ERRNO" or "still-waiting"
