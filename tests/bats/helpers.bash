@@ -163,7 +163,7 @@ interrupt_transfer() {
         relay) senv_relay_stop KILL ;;
         relay-restart) senv_relay_stop KILL; senv_relay_start "${RELAY_ARGS[@]}" ;;
         smbd) senv_smbd_stop KILL ;;
-        client) kill -KILL $(ps -o pid= --ppid "$pid") 2>/dev/null || kill -KILL "$pid" ;;
+        client) pkill -KILL -P "$pid" || kill -KILL "$pid" ;;   # smbclient: the child of smb's subshell
         link) ip link set "$FAULT_LINK" down ;;
     esac
     for ((i = 0; i < (limit + 1) * 20; i++)); do
@@ -171,7 +171,7 @@ interrupt_transfer() {
         sleep 0.05
     done
     if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL $(ps -o pid= --ppid "$pid") "$pid" 2>/dev/null || true; wait "$pid" || true
+        pkill -KILL -P "$pid" || true; kill -KILL "$pid" 2>/dev/null || true; wait "$pid" || true
         echo "smbclient still running $limit s after the fault ($victim): a hang" >&2
         cat "$d/client.log" >&2
         return 1

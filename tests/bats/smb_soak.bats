@@ -27,7 +27,7 @@ summary_field() {
     large=$(summary_field '.*, ([0-9]+) of 8 MiB or more.*')
     sessions=$(summary_field '.*, ([0-9]+) SMB Direct sessions$')
     fails=$(summary_field '^soak: failures ([0-9]+) .*')
-    rss_ratio=$(summary_field '^soak: relay RSS warm-up .* ratio ([0-9.]+) .*')
+    rss_ratio=$(summary_field '^soak: relay RSS peak warm-up .* ratio ([0-9.]+) .*')
     fd_ratio=$(summary_field '^soak: relay fds per open connection warm-up .* ratio ([0-9.]+)$')
     idle_fds=$(summary_field '^soak: relay fds .*\(idle ([0-9]+),.*')
     drained_fds=$(summary_field '^soak: relay fds .*after the clients ([0-9]+)\)$')
