@@ -6,8 +6,9 @@
 # Loopback addresses (one per suite so suites never collide; the real ports 445 and
 # 5445 are used so the shim's defaults apply): smb_transfer 127.0.0.11, smb_sessions .12,
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
-# smb_conformance .19, smb_halfclose .24; scripts/demo .21,
-# scripts/bench .22.
+# smb_soak .18, smb_conformance .19, smb_halfclose .24; scripts/demo .21, scripts/bench .22,
+# scripts/soak .23 (its default). smb_faults uses no loopback address: 10.213.0.1/.2 on a
+# veth pair into a network namespace it creates.
 #
 # SD_VIA=tcp runs the smbclient helpers over plain TCP without the relay (to check the
 # harness itself); the default, shim, goes through build/smbdirect and the relay with
@@ -126,6 +127,96 @@ dump_logs_on_failure() {
     if [ -n "${output:-}" ] && [ -z "${SD_OUTPUT_SHOWN:-}" ]; then echo "--- output of the last run (tail)"; tail -n 15 <<<"$output"; fi
     if [ -s "$SENV_RELAY_LOG" ]; then echo "--- relay log (tail)"; tail -n 15 "$SENV_RELAY_LOG"; fi
     if [ -s "$SENV_SMBD_LOG" ]; then echo "--- smbd log (tail)"; tail -n 15 "$SENV_SMBD_LOG"; fi
+}
+
+# interrupt_transfer get|put VICTIM [LIMIT] — starts a BIG-byte ($BIG) get or put of
+# $BATS_FILE_TMPDIR/big.bin with `smb`, and once at least 1 MiB has moved: VICTIM relay
+# or smbd is killed with SIGKILL, relay-restart is killed and started again (with
+# $RELAY_ARGS), client kills smbclient itself, link sets $FAULT_LINK down. smbclient must
+# then exit with an error within LIMIT seconds (default 20; 0.5 s more is allowed for
+# the measurement itself: a keepalive timeout ends the connection at LIMIT exactly), and the file it was writing
+# must not be complete. For client the program cannot see anything; instead the relay
+# must log the connection's end within LIMIT seconds. Prints the time taken to fd 3.
+interrupt_transfer() {
+    local dir=$1 victim=$2 limit=${3:-20} d cmd watch pid t0 t1 rc i ended before
+    d=$(work_dir)
+    if [ "$dir" = get ]; then
+        ln "$BATS_FILE_TMPDIR/big.bin" "$SENV_SHARE/big.bin"
+        cmd="get big.bin $d/big.bin" watch=$d/big.bin
+    else
+        cmd="put $BATS_FILE_TMPDIR/big.bin big.bin" watch=$SENV_SHARE/big.bin
+    fi
+    ended=$(relay_ended_count)
+    smb -c "$cmd" >"$d/client.log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 3000; i++)); do
+        [ "$(stat -c %s "$watch" 2>/dev/null || echo 0)" -gt 1048576 ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "smbclient ended before the $victim could be interrupted:" >&2; cat "$d/client.log" >&2
+        return 1
+    fi
+    t0=$(senv_now)
+    case "$victim" in
+        relay) senv_relay_stop KILL ;;
+        relay-restart) senv_relay_stop KILL; senv_relay_start "${RELAY_ARGS[@]}" ;;
+        smbd) senv_smbd_stop KILL ;;
+        client) pkill -KILL -P "$pid" || kill -KILL "$pid" ;;   # smbclient: the child of smb's subshell
+        link) ip link set "$FAULT_LINK" down ;;
+    esac
+    for ((i = 0; i < (limit + 1) * 20; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        pkill -KILL -P "$pid" || true; kill -KILL "$pid" 2>/dev/null || true; wait "$pid" || true
+        echo "smbclient still running $limit s after the fault ($victim): a hang" >&2
+        cat "$d/client.log" >&2
+        return 1
+    fi
+    wait "$pid" && rc=0 || rc=$?
+    if [ "$victim" = client ]; then
+        before=$ended
+        for ((i = 0; i < limit * 20; i++)); do
+            [ "$(relay_ended_count)" -gt "$before" ] && break
+            sleep 0.05
+        done
+        t1=$(senv_now)
+        echo "# smbclient killed; the relay ended its connection after $(elapsed "$t0" "$t1") s" >&3
+        if [ "$(relay_ended_count)" -le "$before" ]; then
+            echo "the relay did not end the killed client's connection within $limit s" >&2
+            return 1
+        fi
+        [ "$rc" -eq 137 ]
+    else
+        t1=$(senv_now)
+        echo "# smbclient exited $rc after $(elapsed "$t0" "$t1") s" >&3
+        if [ "$rc" -eq 0 ]; then
+            echo "smbclient reported success although the $victim failed mid-transfer:" >&2
+            cat "$d/client.log" >&2
+            return 1
+        fi
+    fi
+    # 0.5 s for what the measurement adds: 50 ms polling, ps, the process exiting
+    awk -v a="$t0" -v b="$t1" -v l="$limit" 'BEGIN { exit !(b - a < l + 0.5) }'
+    [ "$(stat -c %s "$watch" 2>/dev/null || echo 0)" -lt "$BIG" ]
+}
+
+# elapsed T0 T1 — seconds between two senv_now readings, two decimals.
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+
+# relay_ended_count — how many connections the relay has ended (closed or failed).
+relay_ended_count() {
+    [ -f "$SENV_RELAY_LOG" ] || { echo 0; return; }
+    grep -cE 'relay: conn [0-9]+ (closed|failed)' "$SENV_RELAY_LOG" || true
+}
+
+# assert_relay_serves — a new session through the relay lists the share.
+assert_relay_serves() {
+    run_smb -c ls
+    assert_success
 }
 
 # remove_work_dir — for teardown: frees the per-test scratch space (large files).

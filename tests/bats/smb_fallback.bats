@@ -44,7 +44,7 @@ transfer_with_fallback() {
     run env SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=warn "$SENV_BUILD/smbdirect" \
         smbclient "//$SENV_ADDR/share" -m SMB3 -N -c ls
     t1=$(senv_now)
-    echo "# smbclient failed after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s" >&3
+    echo "# smbclient failed after $(elapsed "$t0" "$t1") s" >&3
     [ "$status" -ne 0 ]
     awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 5) }'
     [[ "$output" =~ smbdirect\[[0-9]+\]\ error:\ SMB\ Direct\ to\ 127\.0\.0\.15:445\ .*port\ 5445.*[Rr]efused.*SMBDIRECT_FALLBACK=none ]]
