@@ -12,6 +12,7 @@ static const struct cf_group *const groups[] = {
     &cf_group_smbd_credit_mgmt,
     &cf_group_smb2_over_rdma,
     &cf_group_remote_invalidation,
+    &cf_group_smb2_multichannel,
 };
 #define NGROUPS (sizeof(groups) / sizeof(groups[0]))
 

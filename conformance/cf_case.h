@@ -52,6 +52,7 @@ extern const struct cf_group cf_group_smbd_data_transfer;
 extern const struct cf_group cf_group_smbd_credit_mgmt;
 extern const struct cf_group cf_group_smb2_over_rdma;
 extern const struct cf_group cf_group_remote_invalidation;
+extern const struct cf_group cf_group_smb2_multichannel;
 
 struct cf_totals {
     unsigned run, passed, failed, skipped;
