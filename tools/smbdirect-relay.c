@@ -4,6 +4,7 @@
  * the passive negotiate and the backend connect run on it without blocking the others. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -73,6 +74,8 @@ struct relay_conn {
     struct smbd_bridge *bridge; /* once bridged */
     struct relay_conn *prev, *next;
 };
+
+#define RELAY_MMAP_THRESHOLD (256 * 1024)
 
 struct relay {
     struct sd_loop *loop;
@@ -442,6 +445,11 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &r, &set, &listen_addr, &listen_len)) != 0)
         return rc;
+    /* Channel buffers and stream queues of megabytes come and go with each client's I/O:
+     * a fixed mmap threshold gives each back to the system when freed (glibc's dynamic
+     * threshold would rise past them and keep the freed memory in the heap, so a
+     * long-running relay's RSS would only grow). */
+    mallopt(M_MMAP_THRESHOLD, RELAY_MMAP_THRESHOLD);
     sd_settings_link_opts(&set, SMBD_ROLE_PASSIVE, &r.opts);
     r.bridge_opts = (struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER,
                                                .channel_memory = set.channel_memory,

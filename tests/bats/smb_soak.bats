@@ -2,9 +2,10 @@
 # tests/bats/smb_soak.bats — the short soak: scripts/soak for 60 s with 8 concurrent
 # smbclient clients through one relay (soft-iWARP) in front of one smbd on 127.0.0.18,
 # sizes 0 B - 64 MiB interleaved, every transfer sha256-checked. Asserts its summary: no
-# failed transfer, small and large transfers both done, the relay's RSS floor (its
-# smallest sample in a window) and its fds per open connection at the end at most 10 %
-# above warm-up, its fds back to the idle count once the clients have gone. (8, not the script's default 32: on a 2-core machine 32 clients spend the
+# failed transfer, small and large transfers both done, once the clients have gone the
+# relay's fds back to the idle count and the RSS it keeps at most 10 % of its peak above
+# the idle relay's (the windowed values swing with the live load; scripts/soak says why).
+# (8, not the script's default 32: on a 2-core machine 32 clients spend the
 # run verifying and preparing files, the relay sees a few connections at a time, and the
 # run takes a third longer than asked; `make soak` runs the full 32 x 600 s.)
 
@@ -17,7 +18,7 @@ summary_field() {
 
 @test "soak: 8 clients x 60 s through one relay, every transfer intact, no resource growth" {
     require_shim
-    local done_n fails small large rss_ratio fd_ratio idle_fds drained_fds sessions
+    local done_n fails small large idle_fds drained_fds sessions kept limit
     run env SOAK_SECONDS=60 SOAK_CLIENTS=8 SOAK_MAX_MIB=64 SOAK_ADDR=127.0.0.18 \
         "$BATS_TEST_DIRNAME/../../scripts/soak"
     echo "$output" | sed -n 's/^soak: /# /p' >&3
@@ -27,15 +28,15 @@ summary_field() {
     large=$(summary_field '.*, ([0-9]+) of 8 MiB or more.*')
     sessions=$(summary_field '.*, ([0-9]+) SMB Direct sessions$')
     fails=$(summary_field '^soak: failures ([0-9]+) .*')
-    rss_ratio=$(summary_field '^soak: relay RSS floor warm-up .* ratio ([0-9.]+)$')
-    fd_ratio=$(summary_field '^soak: relay fds per open connection warm-up .* ratio ([0-9.]+)$')
+    kept=$(summary_field '^soak: relay RSS after the clients ([0-9]+) KiB: limit .*')
+    limit=$(summary_field '^soak: relay RSS after the clients .* = ([0-9]+) KiB$')
     idle_fds=$(summary_field '^soak: relay fds .*\(idle ([0-9]+),.*')
     drained_fds=$(summary_field '^soak: relay fds .*after the clients ([0-9]+)\)$')
     [ "$fails" -eq 0 ]
     [ "$done_n" -gt 0 ] && [ "$small" -gt 0 ] && [ "$large" -gt 0 ]
     # every session went over SMB Direct (SMBDIRECT_FALLBACK=none) and moved SOAK_BATCH files
     [ "$done_n" -eq $((sessions * 4)) ]
-    awk -v r="$rss_ratio" -v f="$fd_ratio" 'BEGIN { exit !(r > 0 && r <= 1.1 && f > 0 && f <= 1.1) }'
+    [ "$kept" -gt 0 ] && [ "$kept" -le "$limit" ]
     [ "$drained_fds" -eq "$idle_fds" ]
     [[ "$output" == *"soak: PASS"* ]]
 }
