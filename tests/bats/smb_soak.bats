@@ -36,7 +36,10 @@ summary_field() {
     [ "$done_n" -gt 0 ] && [ "$small" -gt 0 ] && [ "$large" -gt 0 ]
     # every session went over SMB Direct (SMBDIRECT_FALLBACK=none) and moved SOAK_BATCH files
     [ "$done_n" -eq $((sessions * 4)) ]
-    [ "$kept" -gt 0 ] && [ "$kept" -le "$limit" ]
+    # an ASan build of the relay keeps freed memory in its quarantine: no RSS bound there
+    if [[ "$output" != *"bound not applied (an ASan build"* ]]; then
+        [ "$kept" -gt 0 ] && [ "$kept" -le "$limit" ]
+    fi
     [ "$drained_fds" -eq "$idle_fds" ]
     [[ "$output" == *"soak: PASS"* ]]
 }
