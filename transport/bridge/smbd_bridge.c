@@ -130,16 +130,24 @@ struct bridge_drain {
     int fd;
 };
 
-static void bridge_drain_cb(void *ctx, int revents)
+/* Reads and drops what fd holds: 1 while it stays open (nothing more now), 0 at its EOF
+ * or error. */
+static int discard_input(int fd)
 {
-    struct bridge_drain *d = ctx;
     char scratch[65536];
     ssize_t n;
 
-    (void)revents;
-    while ((n = read(d->fd, scratch, sizeof(scratch))) > 0)
+    while ((n = read(fd, scratch, sizeof(scratch))) > 0)
         ;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
+static void bridge_drain_cb(void *ctx, int revents)
+{
+    struct bridge_drain *d = ctx;
+
+    (void)revents;
+    if (discard_input(d->fd))
         return;
     sd_loop_del_fd(d->loop, d->fd);
     close(d->fd);
@@ -592,18 +600,6 @@ static void bridge_read_stream(struct smbd_bridge *b)
     }
 }
 
-/* Flushing: what the program or backend still writes has nowhere to go; it is read
- * and dropped so it never blocks on a full socket. 0 at its EOF or error. */
-static int bridge_discard_stream(struct smbd_bridge *b)
-{
-    char scratch[65536];
-    ssize_t n;
-
-    while ((n = recv(b->fd, scratch, sizeof(scratch), 0)) > 0)
-        ;
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
-}
-
 static void bridge_stream_cb(void *ctx, int revents)
 {
     struct smbd_bridge *b = ctx;
@@ -611,15 +607,15 @@ static void bridge_stream_cb(void *ctx, int revents)
     if (b->flushing) {
         if (revents & SD_EV_OUT)
             bridge_flush(b);
+        /* What the program or backend still writes has nowhere to go: read and dropped,
+         * so it never blocks on a full socket. */
         if (!b->ending && (revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) &&
-            !bridge_discard_stream(b)) {
+            !discard_input(b->fd)) {
             b->orderly = 1; /* the other side is gone too: nothing left to deliver */
             bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order "
                         "(MS-SMBD 3.1.7.1); the stream ended before all was written");
         }
-        bridge_flush_step(b);
-        if (!b->ending)
-            bridge_watch_stream(b);
+        bridge_sync(b);
         return;
     }
     if (revents & SD_EV_ERR) {
@@ -713,21 +709,18 @@ static void bridge_sync(struct smbd_bridge *b)
     uint64_t now = sd_now_ms();
     size_t outq = sd_buf_len(&b->outq);
 
-    if (b->flushing) { /* the link is gone: only the stream's output is left */
-        if (!b->ending && !b->out_blocked && outq > 0)
-            bridge_flush(b);
-        bridge_flush_step(b);
-        if (!b->ending)
-            bridge_watch_stream(b);
-        return;
-    }
-
     if (!b->ending && !b->out_blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
         outq = sd_buf_len(&b->outq);
     }
     if (b->ending)
         return;
+    if (b->flushing) { /* the link is gone: only the stream's output is left */
+        bridge_flush_step(b);
+        if (!b->ending)
+            bridge_watch_stream(b);
+        return;
+    }
     if (!b->recv_paused && outq >= BRIDGE_STREAM_HIGH) {
         b->recv_paused = 1;
         smbd_conn_pause_receive(b->conn, 1, now);
