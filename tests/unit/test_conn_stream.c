@@ -3,7 +3,7 @@
  * RemainingDataLength), without waiting for the whole message; every 3.1.5.8 rule
  * still terminates the connection before the offending fragment is delivered; a
  * receive pause stops credit grants but not delivery; a real fragmented message from
- * a peer engine arrives intact. */
+ * a peer engine arrives intact, also when the sender disconnects right after it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,6 +219,41 @@ static void test_pair_large_message(void **state)
     th_end_free(&b);
 }
 
+/* An orderly disconnect right after a send: the fragments already posted reach the
+ * peer before the provider is told to disconnect (which would drop those not yet on
+ * the wire), so the peer gets the whole message and then the close. */
+static void test_disconnect_waits_for_posted_sends(void **state)
+{
+    static uint8_t msg[10000];
+    struct th_end a, b;
+    struct sd_qp *qa, *qb;
+    struct iovec iov = { msg, sizeof(msg) };
+
+    (void)state;
+    memset(msg, 0x5a, sizeof(msg));
+    fake_pair_new(&qa, &qb, 6);
+    th_end_init_streaming(&a, SMBD_ROLE_ACTIVE, NULL, qa);
+    th_end_init(&b, SMBD_ROLE_PASSIVE, NULL, qb);
+    assert_int_equal(smbd_conn_start(b.conn, 0), 0);
+    assert_int_equal(smbd_conn_start(a.conn, 0), 0);
+    th_settle(&a, &b, 0);
+    assert_int_equal(smbd_conn_send(b.conn, &iov, 1, 1), 0);
+    assert_int_equal(smbd_conn_send_queued(b.conn), 0);
+    assert_true(fake_wire_pending(qb) > 1);
+    smbd_conn_disconnect(b.conn);
+    assert_int_equal(fake_disconnects(qb), 0);
+    th_settle(&a, &b, 2);
+    assert_int_equal(fake_disconnects(qb), 1);
+    assert_int_equal(a.delivered, 1);
+    assert_int_equal(a.stream_len, sizeof(msg));
+    assert_memory_equal(a.stream, msg, sizeof(msg));
+    assert_int_equal(b.terminated_calls, 1);
+    assert_int_equal(b.term_err, 0);
+    assert_int_equal(a.terminated_calls, 1);
+    th_end_free(&a);
+    th_end_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_first_fragment_exceeds_max_fragmented_size),
         cmocka_unit_test(test_pause_keeps_delivering_without_grants),
         cmocka_unit_test(test_pair_large_message),
+        cmocka_unit_test(test_disconnect_waits_for_posted_sends),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -224,6 +224,13 @@ void smbd_conn_disconnect(struct smbd_conn *c)
     c->negotiate_deadline = UINT64_MAX;
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
+    /* Messages already posted are still on their way: a provider disconnect would
+     * drop those not yet on the wire (soft-iWARP flushes its send queue), so wait
+     * for the completion of the last one when it is signaled (a burst's last is). */
+    if (c->in_flight.head && c->signaled_seq == c->in_flight.tail->seq) {
+        c->disconnect_after_sends = 1;
+        return;
+    }
     c->provider_requests++;
     c->ops->disconnect(c->qp);
 }

@@ -144,8 +144,9 @@ void smbd_conn_on_timer(struct smbd_conn *c, uint64_t now_ms);
 /* Absolute time of the next timer, or UINT64_MAX when none is armed. */
 uint64_t smbd_conn_next_timer(const struct smbd_conn *c);
 
-/* Orderly local disconnect: pending sends are dropped, the provider disconnects;
- * terminated(ctx, 0, ...) follows once the provider reports the loss. */
+/* Orderly local disconnect: queued sends are dropped, sends already posted complete
+ * first, then the provider disconnects; terminated(ctx, 0, ...) follows once the
+ * provider reports the loss. */
 void smbd_conn_disconnect(struct smbd_conn *c);
 
 /* From now on upcalls go to upper/ctx (same rules as smbd_conn_new). For owners that

@@ -105,6 +105,7 @@ struct smbd_conn {
     int peer_closed;                 /* the provider reported an orderly close by the peer */
     int provider_gone;               /* a post failed with -ENOTCONN: CONN_LOST is coming */
     int fail_response_pending;       /* disconnect once the failure response went out */
+    int disconnect_after_sends;      /* an orderly disconnect waits for in_flight to drain */
     uint64_t provider_requests;      /* posts and disconnects asked of the provider */
 
     /* receive pool: receive_credit_max buffers of cfg.max_receive_size */
@@ -119,6 +120,7 @@ struct smbd_conn {
     uint32_t slots_free;             /* over all chunks */
     struct smbd_fifo in_flight;      /* posted, completion not yet seen */
     uint64_t send_seq;
+    uint64_t signaled_seq;           /* the last send posted signaled */
     uint32_t unsignaled_run;
     size_t queued_bytes;             /* payload bytes in send_queue */
     size_t low_water;

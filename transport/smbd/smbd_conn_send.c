@@ -14,6 +14,8 @@ int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, 
     struct sd_sge sge = { .addr = s->buf, .length = len, .mr = &s->chunk->mr };
 
     s->seq = ++c->send_seq;
+    if (signaled)
+        c->signaled_seq = s->seq;
     smbd_fifo_push(&c->in_flight, s); /* reclaimed by a later completion or CONN_LOST */
     c->provider_requests++;
     return c->ops->post_send(c->qp, (uint64_t)SMBD_WR_SEND << SMBD_WR_KIND_SHIFT | s->seq,
@@ -31,6 +33,12 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
         c->fail_response_pending = 0;
         c->provider_requests++;
         c->ops->disconnect(c->qp); /* 3.1.5.3: graceful termination after the refusal */
+        return;
+    }
+    if (c->disconnect_after_sends && !c->in_flight.head) {
+        c->disconnect_after_sends = 0;
+        c->provider_requests++;
+        c->ops->disconnect(c->qp); /* every message we sent has left (smbd_conn_disconnect) */
         return;
     }
     /* FLUSHED: the connection is gone; SD_WC_CONN_LOST follows with the cause. */
@@ -71,10 +79,11 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
     c->queued_bytes -= s->data_len;
     c->stats.fragments_sent++;
     /* Completions release buffers in order, so one in SMBD_SIGNAL_EVERY suffices,
-     * unless the pool runs short, or a burst ends in a buffer that should be
-     * released so its extra chunk can be freed. */
+     * unless the pool runs short, or a burst ends (nothing queued after the last
+     * fragment of a message): its last send is signaled so that an extra chunk can
+     * be freed and an orderly disconnect can wait for it. */
     signaled = ++c->unsignaled_run >= SMBD_SIGNAL_EVERY || c->slots_free < SMBD_SIGNAL_EVERY ||
-               (!c->send_queue.head && s->chunk != c->chunks);
+               (!c->send_queue.head && s->remaining == 0);
     if (signaled)
         c->unsignaled_run = 0;
     err = smbd_post_slot(c, s, len, signaled);
