@@ -168,6 +168,10 @@ buffers_peak() {
     senv_relay_start --channel-memory 1048576
     SMBDIRECT_CHANNEL_MEMORY=1048576 put_get -m SMB3_11
     assert_data_by_rdma
-    # one I/O always proceeds (it alone is over the budget), never two
-    [ "$(buffers_peak)" -eq $((8 << 20)) ]
+    # one I/O always proceeds (it alone is over the budget), never two; the peak counts
+    # each buffer's allocation (a READ's data stays in the buffer it arrived in, which
+    # has room for its headers too)
+    local peak
+    peak=$(buffers_peak)
+    [ "$peak" -ge $((8 << 20)) ] && [ "$peak" -lt $((9 << 20)) ]
 }

@@ -2,7 +2,7 @@
  * small program that builds a byte stream (raw bytes, valid small and large messages)
  * and a chunking pattern; the stream goes through the framer in those chunks and every
  * result is compared with a simple reference parse of the whole stream.
- * fuzz-sources: transport/bridge/smbd_framer.c transport/bridge/sd_buf.c */
+ * fuzz-sources: transport/bridge/smbd_framer.c transport/bridge/sd_buf.c transport/bridge/buf_pool.c */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

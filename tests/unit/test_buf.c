@@ -1,10 +1,12 @@
 /* tests/unit/test_buf.c — the bridge's growable byte buffer (transport/bridge/sd_buf.c):
  * lazy allocation, FIFO order across appends and partial consumes, cheap compaction
- * instead of growth, geometric growth, and giving memory back only after small traffic. */
+ * instead of growth, geometric growth, giving memory back only after small traffic, and
+ * handing an allocation over with the bytes it holds. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -109,6 +111,33 @@ static void test_trim_after_small_traffic_only(void **state)
     sd_buf_free(&b);
 }
 
+/* A detached allocation keeps the consumed bytes where they were; the bytes after them
+ * carry on in a new buffer. */
+static void test_detach_hands_the_allocation_over(void **state)
+{
+    struct sd_buf b;
+    uint8_t *mem, *old, *first;
+    size_t cap;
+
+    (void)state;
+    sd_buf_init(&b, BASE, IDLE);
+    append_bytes(&b, 1, 600);
+    append_bytes(&b, 2, 50);
+    old = b.data;
+    first = sd_buf_head(&b);
+    assert_int_equal(sd_buf_detach(&b, 600, &mem, &cap), 0);
+    assert_ptr_equal(mem, old);
+    assert_int_equal(cap, BASE);
+    for (int i = 0; i < 600; i++)
+        assert_int_equal(first[i], 1);
+    assert_ptr_not_equal(b.data, old);
+    assert_int_equal(sd_buf_len(&b), 50);
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(sd_buf_head(&b)[i], 2);
+    free(mem);
+    sd_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -116,6 +145,7 @@ int main(void)
         cmocka_unit_test(test_compacts_before_growing),
         cmocka_unit_test(test_grows_geometrically_keeping_bytes),
         cmocka_unit_test(test_trim_after_small_traffic_only),
+        cmocka_unit_test(test_detach_hands_the_allocation_over),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

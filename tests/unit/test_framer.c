@@ -577,6 +577,32 @@ static void buffer_shrinks_back_after_small_traffic(void **state)
     smbd_framer_destroy(&r.f);
 }
 
+/* take: the peeked message keeps its place in the handed-over buffer; what followed it
+ * in the stream is framed on from the new one. */
+static void take_hands_the_message_over_and_framing_goes_on(void **state)
+{
+    static const uint8_t in[] = { 0, 0, 0, 3, 'a', 'b', 'c', 0, 0, 0, 2, 'd' };
+    struct rig r;
+    uint8_t *mem;
+    size_t cap;
+
+    (void)state;
+    rig_start(&r, 1000, in, sizeof(in));
+    assert_int_equal(smbd_framer_peek(&r.f, &r.msg, &r.len, &r.why), 1);
+    assert_int_equal(r.len, 3);
+    assert_int_equal(smbd_framer_take(&r.f, r.len, &mem, &cap), 0);
+    assert_true(r.msg > mem && r.msg + r.len <= mem + cap);
+    assert_memory_equal(r.msg, "abc", 3);
+    assert_int_equal(smbd_framer_buffered(&r.f), 5);
+    assert_int_equal(rig_pop(&r), 0); /* 'e' has not come yet */
+    push(&r.f, (const uint8_t *)"e", 1);
+    assert_int_equal(rig_pop(&r), 1);
+    assert_memory_equal(r.msg, "de", 2);
+    assert_memory_equal(mem + 4, "abc", 3); /* untouched by the framing that went on */
+    free(mem);
+    smbd_framer_destroy(&r.f);
+}
+
 static void destroy_releases_buffer(void **state)
 {
     struct rig r;
@@ -621,6 +647,7 @@ int main(void)
         cmocka_unit_test(buffer_starts_at_base_capacity),
         cmocka_unit_test(big_message_grows_buffer_and_it_stays_for_the_next_big_one),
         cmocka_unit_test(buffer_shrinks_back_after_small_traffic),
+        cmocka_unit_test(take_hands_the_message_over_and_framing_goes_on),
         cmocka_unit_test(destroy_releases_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf_pool.h"
 #include "chan_client.h"
 #include "chan_client_build.h"
 #include "chan_server.h"
@@ -22,8 +23,11 @@
 #define CHAN_CLIENT_DESCS 4
 
 struct chan_buf {
-    uint8_t *mem;
+    uint8_t *mem;                    /* the I/O's bytes, inside alloc */
     uint32_t len;
+    uint8_t *alloc;                  /* from buf_pool, or a stream message's buffer */
+    int taken;                       /* alloc is the buffer of the stream message */
+    size_t cap;                      /* bytes of alloc, charged to the budgets */
     struct smbd_registration *reg;   /* client role: the peer's access to mem */
     uint8_t head[SMB2_RW_REQ_FIXED]; /* server WRITE: the inline request's header + body */
     size_t head_len;
@@ -73,6 +77,14 @@ static int budget_allows(const struct bridge_chan *ch, uint64_t len)
     return process == 0 || process + len <= ch->host.mem_limit_total;
 }
 
+static void charge(struct bridge_chan *ch, const struct chan_buf *b)
+{
+    ch->mem_used += b->cap;
+    atomic_fetch_add(&process_mem_used, b->cap);
+    if (ch->mem_used > ch->stats.mem_peak)
+        ch->stats.mem_peak = ch->mem_used;
+}
+
 /* A buffer of len bytes charged to the budgets (NULL when out of memory). */
 static struct chan_buf *buf_new_charged(struct bridge_chan *ch, uint32_t len)
 {
@@ -80,15 +92,40 @@ static struct chan_buf *buf_new_charged(struct bridge_chan *ch, uint32_t len)
 
     if (!b)
         return NULL;
-    if (!(b->mem = malloc(len ? len : 1))) {
+    if (!(b->alloc = buf_pool_get(len, &b->cap))) {
         free(b);
         return NULL;
     }
+    b->mem = b->alloc;
     b->len = len;
-    ch->mem_used += len;
-    atomic_fetch_add(&process_mem_used, len);
-    if (ch->mem_used > ch->stats.mem_peak)
-        ch->stats.mem_peak = ch->mem_used;
+    charge(ch, b);
+    return b;
+}
+
+/* A buffer for len bytes of the stream message being offered that start at data: for
+ * a large I/O the message's own memory, taken over from the stream (no copy; the
+ * message stays readable until the buffer is freed), else a copy. Charged to the
+ * budgets; NULL when out of memory. */
+static struct chan_buf *buf_from_stream(struct bridge_chan *ch, const uint8_t *data, uint32_t len)
+{
+    struct chan_buf *b;
+
+    if (len < BUF_POOL_MIN || !ch->host.take_message)
+        goto copy;
+    if (!(b = calloc(1, sizeof(*b))))
+        return NULL;
+    if (ch->host.take_message(ch->host.ctx, &b->alloc, &b->cap) < 0) {
+        free(b);
+        return NULL;
+    }
+    b->mem = (uint8_t *)(uintptr_t)data;
+    b->len = len;
+    b->taken = 1;
+    charge(ch, b);
+    return b;
+copy:
+    if ((b = buf_new_charged(ch, len)))
+        memcpy(b->mem, data, len);
     return b;
 }
 
@@ -107,9 +144,9 @@ static void buf_free(struct bridge_chan *ch, struct chan_buf *b)
         return;
     if (b->reg)
         smbd_conn_deregister_buffer(ch->host.conn, b->reg);
-    ch->mem_used -= b->len;
-    atomic_fetch_sub(&process_mem_used, b->len);
-    free(b->mem);
+    ch->mem_used -= b->cap;
+    atomic_fetch_sub(&process_mem_used, b->cap);
+    buf_pool_put(b->alloc, b->cap);
     free(b);
 }
 
@@ -213,16 +250,16 @@ static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
 {
     struct smbd_buffer_desc descs[CHAN_CLIENT_DESCS];
     uint8_t out[CHAN_REQUEST_SIZE(CHAN_CLIENT_DESCS)];
-    int is_write = plan->kind == CHAN_WRITE, n, rc, busy;
-    struct chan_buf *b = buf_new(ch, plan->length, &busy);
+    int is_write = plan->kind == CHAN_WRITE, n, rc;
+    struct chan_buf *b;
     size_t nd = 0;
 
-    if (busy)
+    if (!budget_allows(ch, plan->length))
         return BRIDGE_CHAN_WAIT; /* the program's request waits in the stream */
+    b = is_write ? buf_from_stream(ch, plan->data, plan->length)
+                 : buf_new_charged(ch, plan->length);
     if (!b)
         return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
-    if (is_write)
-        memcpy(b->mem, plan->data, plan->length);
     rc = smbd_conn_register_buffer(ch->host.conn, b->mem, plan->length,
                                    is_write ? SMBD_REG_PEER_READ : SMBD_REG_PEER_WRITE, &b->reg,
                                    descs, CHAN_CLIENT_DESCS, &nd);
@@ -232,8 +269,13 @@ static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                 rc == -ENOMEM || rc == -EPERM ? ": raise RLIMIT_MEMLOCK (ulimit -l)" : "");
         chan_client_give_up(&ch->cc);
         b->reg = NULL;
+        if (!b->taken) { /* a copy: the stream still has the message */
+            buf_free(ch, b);
+            return 0;
+        }
+        rc = ch->host.send_inline(ch->host.ctx, msg, len); /* msg lives in b */
         buf_free(ch, b);
-        return 0;
+        return rc < 0 ? -1 : 1;
     }
     n = is_write ? chan_build_write_request(msg, len, plan, descs, nd, out, sizeof(out))
                  : chan_build_read_request(msg, len, plan, descs, nd, out, sizeof(out));
@@ -404,10 +446,9 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
         n = chan_build_channel_read_response(msg, len, res.data_len, head, sizeof(head));
         iov = (struct iovec){ head, (size_t)n };
         /* room was checked above, unless the READ was inside a compound response */
-        if (res.data_len > 0 && !(b = buf_new_charged(ch, res.data_len)))
+        if (res.data_len > 0 && !(b = buf_from_stream(ch, res.data, res.data_len)))
             rc = chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         else if (res.data_len > 0) {
-            memcpy(b->mem, res.data, res.data_len);
             rc = smbd_conn_rdma_write(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem,
                                       res.data_len, res.io->descs, res.io->ndescs, 0);
             if (rc < 0) {

@@ -52,6 +52,14 @@ struct bridge_chan_host {
      * when this connection's READ/WRITE go inline from now on (chan_client_inline_only),
      * so the program's I/O sizes must fit in one SMB Direct message. */
     void (*inline_io)(void *ctx);
+    /* May be NULL: during bridge_chan_from_stream, hands over the allocation holding the
+     * message being offered (*mem, *cap bytes, for buf_pool_put; the message stays
+     * where it is), which then counts as taken. 0 or -errno (nothing changed). */
+    int (*take_message)(void *ctx, uint8_t **mem, size_t *cap);
+    /* Sends a stream message to the peer unchanged (what a 0 from bridge_chan_from_stream
+     * asks for), for a message whose buffer was already taken. 0, or -1 after the bridge
+     * was failed. */
+    int (*send_inline)(void *ctx, const uint8_t *msg, size_t len);
 };
 
 struct bridge_chan;
@@ -64,7 +72,8 @@ struct bridge_chan *bridge_chan_new(enum bridge_chan_role role, uint32_t thresho
 void bridge_chan_free(struct bridge_chan *ch);
 
 /* A whole SMB2 message from the stream, bound for the SMB Direct peer. 1: taken (sent
- * rewritten, or held until RDMA data is ready), 0: send it unchanged, -1: the bridge
+ * rewritten, or held until RDMA data is ready; a large one's bytes may have been taken
+ * over through host.take_message), 0: send it unchanged, -1: the bridge
  * was failed, BRIDGE_CHAN_WAIT: it needs a channel buffer and the budgets have no room
  * now: leave it (and what follows) in the stream and offer it again later. */
 #define BRIDGE_CHAN_WAIT 2

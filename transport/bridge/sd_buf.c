@@ -1,5 +1,8 @@
-/* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h. */
+/* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h; large allocations
+ * come from and go back to buf_pool. */
 #include "sd_buf.h"
+
+#include "buf_pool.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,7 +19,7 @@ void sd_buf_init(struct sd_buf *b, size_t base_cap, size_t idle_cap)
 
 void sd_buf_free(struct sd_buf *b)
 {
-    free(b->data);
+    buf_pool_put(b->data, b->cap);
     sd_buf_init(b, b->base_cap, b->idle_cap);
 }
 
@@ -24,13 +27,13 @@ void sd_buf_free(struct sd_buf *b)
 static int reallocate(struct sd_buf *b, size_t cap)
 {
     size_t n = sd_buf_len(b);
-    uint8_t *nb = malloc(cap);
+    uint8_t *nb = buf_pool_get(cap, &cap);
 
     if (!nb)
         return -ENOMEM;
     if (n)
         memcpy(nb, b->data + b->head, n);
-    free(b->data);
+    buf_pool_put(b->data, b->cap);
     b->data = nb;
     b->cap = cap;
     b->head = 0;
@@ -61,6 +64,23 @@ uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
     return reallocate(b, cap) == 0 ? b->data + b->tail : NULL;
 }
 
+int sd_buf_detach(struct sd_buf *b, size_t n, uint8_t **mem, size_t *cap)
+{
+    size_t rest = sd_buf_len(b) - n, want = rest > b->base_cap ? rest : b->base_cap;
+    uint8_t *nb = buf_pool_get(want, &want);
+
+    if (!nb)
+        return -ENOMEM;
+    memcpy(nb, b->data + b->head + n, rest);
+    *mem = b->data;
+    *cap = b->cap;
+    b->data = nb;
+    b->cap = want;
+    b->head = 0;
+    b->tail = rest;
+    return 0;
+}
+
 void sd_buf_consume(struct sd_buf *b, size_t n)
 {
     b->head += n;
@@ -73,7 +93,7 @@ void sd_buf_trim(struct sd_buf *b)
     if (sd_buf_len(b) > 0)
         return;
     if (b->cap > b->idle_cap && b->max_need <= b->idle_cap) {
-        free(b->data); /* the next reserve allocates base_cap again */
+        buf_pool_put(b->data, b->cap); /* the next reserve allocates base_cap again */
         b->data = NULL;
         b->cap = 0;
     }

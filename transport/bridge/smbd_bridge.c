@@ -27,6 +27,7 @@
 #include "log.h"
 #include "smb2_pending.h"
 #include "bridge_chan.h"
+#include "buf_pool.h"
 #include "sd_buf.h"
 #include "sd_libc.h"
 #include "smbd_framer.h"
@@ -68,6 +69,8 @@ struct smbd_bridge {
     int skip;               /* the channel took the message being delivered */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
+    size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
+    int offered_taken;      /* ... and the channel took its buffer (chan_take_message_cb) */
     int chan_wait;          /* the channel has no buffer room for the next stream message:
                                it stays in the framer, the stream is not read */
     int64_t retry_timer;    /* armed while the channel waits for buffer memory */
@@ -203,6 +206,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     sd_buf_free(&b->outq);
     sd_buf_free(&b->held);
     sd_buf_free(&b->whole);
+    buf_pool_unref();
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
 }
@@ -490,6 +494,42 @@ static int stream_held(const struct smbd_bridge *b)
     return b->send_blocked || b->chan_wait;
 }
 
+/* One message from the stream to the SMB Direct peer unchanged. 0, or -1 after the
+ * bridge was failed. */
+static int bridge_send_message(struct smbd_bridge *b, const uint8_t *msg, size_t len,
+                               uint64_t now)
+{
+    int rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
+
+    if (rc == -EMSGSIZE) {
+        fail_too_large(b, len);
+        return -1;
+    }
+    if (rc < 0) {
+        bridge_fail(b, rc, "SMB Direct send: %s", strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int chan_send_inline_cb(void *ctx, const uint8_t *msg, size_t len)
+{
+    return bridge_send_message(ctx, msg, len, sd_now_ms());
+}
+
+/* The channel keeps the message being offered (b->offered) in its own buffer. */
+static int chan_take_message_cb(void *ctx, uint8_t **mem, size_t *cap)
+{
+    struct smbd_bridge *b = ctx;
+    int rc;
+
+    if (b->offered_taken)
+        return -EALREADY;
+    rc = smbd_framer_take(&b->framer, b->offered_len, mem, cap);
+    b->offered_taken = rc == 0;
+    return rc;
+}
+
 /* Sends the complete messages the framer holds while the engine queue has room. */
 static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
 {
@@ -520,6 +560,8 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
         }
         if (b->track_requests)
             smb2_pending_request(&b->pending, msg, len); /* a retried one is known already */
+        b->offered_len = len;
+        b->offered_taken = 0;
         rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
         if (rc < 0)
             return;
@@ -527,17 +569,11 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
             b->chan_wait = 1; /* bridge_sync offers it again as memory frees */
             return;
         }
-        smbd_framer_drop(&b->framer, len); /* msg stays readable until the next read */
-        if (rc == 0)
-            rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
-        if (rc == -EMSGSIZE) {
-            fail_too_large(b, len);
+        /* msg stays readable until the next read (or in the channel's buffer) */
+        if (!b->offered_taken)
+            smbd_framer_drop(&b->framer, len);
+        if (rc == 0 && bridge_send_message(b, msg, len, now) < 0)
             return;
-        }
-        if (rc < 0) {
-            bridge_fail(b, rc, "SMB Direct send: %s", strerror(-rc));
-            return;
-        }
         if (smbd_conn_send_queued(b->conn) >= BRIDGE_SEND_HIGH)
             b->send_blocked = 1;
     }
@@ -783,6 +819,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
                                .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
     smb2_pending_init(&b->pending);
+    buf_pool_ref(); /* released in the end, or below on failure */
     sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
@@ -794,6 +831,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .fail = chan_fail_cb,
                                                .inline_io = chan_inline_io_cb,
                                                .stream_backlog = chan_backlog_cb,
+                                               .take_message = chan_take_message_cb,
+                                               .send_inline = chan_send_inline_cb,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
                                                    or_unbounded(opts->channel_memory_total) };
@@ -823,8 +862,10 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     return b;
 
 fail:
-    if (b)
+    if (b && b->link) {
         bridge_chan_free(b->chan);
+        buf_pool_unref();
+    }
     free(b);
     smbd_link_free(link);
     close(stream_fd);

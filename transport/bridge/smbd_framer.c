@@ -120,6 +120,11 @@ void smbd_framer_drop(struct smbd_framer *f, size_t len)
     sd_buf_consume(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len);
 }
 
+int smbd_framer_take(struct smbd_framer *f, size_t len, uint8_t **mem, size_t *cap)
+{
+    return sd_buf_detach(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len, mem, cap);
+}
+
 int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
 {
     int r = smbd_framer_peek(f, msg, len, why);

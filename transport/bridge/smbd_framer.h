@@ -51,6 +51,10 @@ int  smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, co
  * smbd_framer_space offers no room (*len 0). */
 int  smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why);
 void smbd_framer_drop(struct smbd_framer *f, size_t len);
+/* drop(len) that hands the buffer holding the peeked message over to the caller
+ * (sd_buf_detach: *mem, *cap; the message stays where peek returned it); the framer goes
+ * on in a new buffer. 0 or -ENOMEM (nothing changed). */
+int  smbd_framer_take(struct smbd_framer *f, size_t len, uint8_t **mem, size_t *cap);
 /* Committed bytes not yet popped (prefixes included). */
 size_t smbd_framer_buffered(const struct smbd_framer *f);
 /* The 4-byte prefix for a message of len bytes: len as 32-bit big-endian, so any len

@@ -1,0 +1,103 @@
+/* transport/bridge/buf_pool.c — the bridge's buffer cache (see buf_pool.h). The idle
+ * buffers are a short list (at most BUF_POOL_IDLE_MAX / BUF_POOL_MIN entries, in
+ * practice a few 8 MiB ones) under one mutex: the shim runs a loop thread per tunnel.
+ * An idle buffer holds its own list entry in its first bytes. */
+#include "buf_pool.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct idle_buf {
+    struct idle_buf *next;
+    size_t cap;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct idle_buf *idle_list;
+static size_t idle_bytes;
+static unsigned users;
+
+static void free_idle_locked(void)
+{
+    while (idle_list) {
+        struct idle_buf *b = idle_list;
+
+        idle_list = b->next;
+        free(b);
+    }
+    idle_bytes = 0;
+}
+
+void buf_pool_ref(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    users++;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void buf_pool_unref(void)
+{
+    pthread_mutex_lock(&pool_lock);
+    if (users > 0 && --users == 0)
+        free_idle_locked();
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void *buf_pool_get(size_t len, size_t *cap)
+{
+    struct idle_buf **best = NULL, *b;
+    void *mem;
+
+    if (len < BUF_POOL_MIN) {
+        mem = malloc(len ? len : 1);
+        *cap = len;
+        return mem;
+    }
+    pthread_mutex_lock(&pool_lock);
+    for (struct idle_buf **p = &idle_list; *p; p = &(*p)->next)
+        if ((*p)->cap >= len && (*p)->cap / 2 <= len && (!best || (*p)->cap < (*best)->cap))
+            best = p;
+    if (best) {
+        b = *best;
+        *best = b->next;
+        idle_bytes -= b->cap;
+        pthread_mutex_unlock(&pool_lock);
+        *cap = b->cap;
+        return b;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    mem = malloc(len);
+    if (mem)
+        *cap = len;
+    return mem;
+}
+
+void buf_pool_put(void *mem, size_t cap)
+{
+    struct idle_buf *b = mem;
+
+    if (!mem || cap < BUF_POOL_MIN) {
+        free(mem);
+        return;
+    }
+    pthread_mutex_lock(&pool_lock);
+    if (users > 0 && idle_bytes + cap <= BUF_POOL_IDLE_MAX) {
+        b->cap = cap;
+        b->next = idle_list;
+        idle_list = b;
+        idle_bytes += cap;
+        mem = NULL;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    free(mem);
+}
+
+size_t buf_pool_idle(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&pool_lock);
+    n = idle_bytes;
+    pthread_mutex_unlock(&pool_lock);
+    return n;
+}
