@@ -6,7 +6,14 @@
  * RDMA channel (the signature covers the data), so it must fit inline in the peer's
  * MaxFragmentedSize (MS-SMBD 3.1.4.2). The connection is found by its socket names,
  * which Samba took from getsockname/getpeername of the tunneled fd. Other programs
- * never call these; other connections get the real value. */
+ * never call these; other connections get the real value.
+ *
+ * Samba's definitions are found with RTLD_NEXT when its libraries came with the program
+ * (smbclient, smbget). A library dlopen()ed without RTLD_GLOBAL, as Python loads
+ * libsmbclient for its smbc module, is outside the lookup order RTLD_NEXT walks; it still
+ * calls these (the shim is first in the global scope), so the definitions are then looked
+ * up from the calling library: the object holding the return address, opened again with
+ * RTLD_NOLOAD, whose dlsym searches it and its dependencies. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -21,41 +28,84 @@ struct smbXcli_conn; /* Samba's, opaque here */
 typedef uint32_t conn_size_fn(struct smbXcli_conn *conn);
 typedef const struct sockaddr_storage *conn_addr_fn(struct smbXcli_conn *conn);
 
-static struct {
+struct real_fns {
     conn_size_fn *size[3]; /* indexed by enum shim_io_kind */
     conn_addr_fn *local, *remote;
-} real;
-static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+};
 
-/* Samba's definitions are the next ones after this library in lookup order. */
-static void resolve_real(void)
+static const char *const size_names[3] = {
+    [SHIM_IO_READ] = "smb2cli_conn_max_read_size",
+    [SHIM_IO_WRITE] = "smb2cli_conn_max_write_size",
+    [SHIM_IO_TRANS] = "smb2cli_conn_max_trans_size",
+};
+
+static struct real_fns real;  /* under real_lock */
+static int real_next_done;    /* RTLD_NEXT tried */
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* name's definition in handle's search scope, unless it is the shim's own (the main
+ * program's handle searches the global scope, where the shim comes first). */
+static void *lookup(void *handle, const char *name)
 {
-    static const char *const size_names[3] = {
-        [SHIM_IO_READ] = "smb2cli_conn_max_read_size",
-        [SHIM_IO_WRITE] = "smb2cli_conn_max_write_size",
-        [SHIM_IO_TRANS] = "smb2cli_conn_max_trans_size",
-    };
+    Dl_info found, self;
+    void *fn = dlsym(handle, name);
 
-    for (int i = 0; i < 3; i++)
-        real.size[i] = (conn_size_fn *)dlsym(RTLD_NEXT, size_names[i]);
-    real.local = (conn_addr_fn *)dlsym(RTLD_NEXT, "smbXcli_conn_local_sockaddr");
-    real.remote = (conn_addr_fn *)dlsym(RTLD_NEXT, "smbXcli_conn_remote_sockaddr");
+    if (fn && dladdr(fn, &found) && dladdr((void *)lookup, &self) &&
+        found.dli_fbase == self.dli_fbase)
+        return NULL;
+    return fn;
 }
 
-static uint32_t capped_size(struct smbXcli_conn *conn, enum shim_io_kind kind)
+/* Fills the missing entries of r from handle's scope. */
+static void fill(struct real_fns *r, void *handle)
+{
+    for (int i = 0; i < 3; i++)
+        if (!r->size[i])
+            r->size[i] = (conn_size_fn *)lookup(handle, size_names[i]);
+    if (!r->local)
+        r->local = (conn_addr_fn *)lookup(handle, "smbXcli_conn_local_sockaddr");
+    if (!r->remote)
+        r->remote = (conn_addr_fn *)lookup(handle, "smbXcli_conn_remote_sockaddr");
+}
+
+/* The real definitions, as far as they are found: after the shim in lookup order, else
+ * from the library at caller (see the top of the file). */
+static struct real_fns real_for(const void *caller, enum shim_io_kind kind)
+{
+    struct real_fns r;
+    Dl_info info;
+    void *handle;
+
+    pthread_mutex_lock(&real_lock);
+    if (!real_next_done) {
+        fill(&real, RTLD_NEXT);
+        real_next_done = 1;
+    }
+    if ((!real.size[kind] || !real.local || !real.remote) && dladdr(caller, &info) &&
+        info.dli_fname && (handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
+        fill(&real, handle);
+        dlclose(handle); /* only drops the reference RTLD_NOLOAD took */
+    }
+    r = real;
+    pthread_mutex_unlock(&real_lock);
+    return r;
+}
+
+static uint32_t capped_size(struct smbXcli_conn *conn, enum shim_io_kind kind,
+                            const void *caller)
 {
     const struct sockaddr_storage *local, *remote;
     struct shim_fd_info info;
+    struct real_fns fns = real_for(caller, kind);
     uint32_t wanted, cap;
 
-    pthread_once(&real_once, resolve_real);
-    if (!real.size[kind]) { /* only reachable if Samba's library is gone: be safe */
-        sd_error("smb2cli_conn_max_*_size called but Samba's definition is not loaded");
+    if (!fns.size[kind]) { /* only reachable if Samba's library is gone: be safe */
+        sd_error("%s called but Samba's definition is not found", size_names[kind]);
         return 65536;
     }
-    wanted = real.size[kind](conn);
-    if (!real.local || !real.remote || !(local = real.local(conn)) ||
-        !(remote = real.remote(conn)) || !shim_fdtable_find_by_names(local, remote, &info))
+    wanted = fns.size[kind](conn);
+    if (!fns.local || !fns.remote || !(local = fns.local(conn)) ||
+        !(remote = fns.remote(conn)) || !shim_fdtable_find_by_names(local, remote, &info))
         return wanted;
     cap = shim_iosize_cap(&info.io, kind, wanted);
     if (cap < wanted)
@@ -67,15 +117,15 @@ static uint32_t capped_size(struct smbXcli_conn *conn, enum shim_io_kind kind)
 
 uint32_t smb2cli_conn_max_write_size(struct smbXcli_conn *conn)
 {
-    return capped_size(conn, SHIM_IO_WRITE);
+    return capped_size(conn, SHIM_IO_WRITE, __builtin_return_address(0));
 }
 
 uint32_t smb2cli_conn_max_read_size(struct smbXcli_conn *conn)
 {
-    return capped_size(conn, SHIM_IO_READ);
+    return capped_size(conn, SHIM_IO_READ, __builtin_return_address(0));
 }
 
 uint32_t smb2cli_conn_max_trans_size(struct smbXcli_conn *conn)
 {
-    return capped_size(conn, SHIM_IO_TRANS);
+    return capped_size(conn, SHIM_IO_TRANS, __builtin_return_address(0));
 }

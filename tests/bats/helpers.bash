@@ -6,9 +6,9 @@
 # Loopback addresses (one per suite so suites never collide; the real ports 445 and
 # 5445 are used so the shim's defaults apply): smb_transfer 127.0.0.11, smb_sessions .12,
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
-# smb_soak .18, smb_conformance .19, smb_halfclose .24; scripts/demo .21, scripts/bench .22,
-# scripts/soak .23 (its default). smb_faults uses no loopback address: 10.213.0.1/.2 on a
-# veth pair into a network namespace it creates.
+# smb_soak .18, smb_conformance .19, smb_halfclose .24, smb_clients .25; scripts/demo .21,
+# scripts/bench .22, scripts/soak .23 (its default). smb_faults uses no loopback address:
+# 10.213.0.1/.2 on a veth pair into a network namespace it creates.
 #
 # SD_VIA=tcp runs the smbclient helpers over plain TCP without the relay (to check the
 # harness itself); the default, shim, goes through build/smbdirect and the relay with
@@ -57,6 +57,19 @@ smb() {
 relay_established_count() {
     [ -f "$SENV_RELAY_LOG" ] || { echo 0; return; }
     grep -c 'relay: conn .* established' "$SENV_RELAY_LOG" || true
+}
+
+# last_conn_line WHAT — the relay's "closed" or "channel" line of its latest connection
+# (waits up to 5 s: the relay logs when the shim's connection has gone). Empty if none.
+last_conn_line() {
+    local id i line
+    id=$(grep -o 'relay: conn [0-9]* from' "$SENV_RELAY_LOG" | tail -n 1 | cut -d' ' -f3)
+    for i in $(seq 50); do
+        grep -q "relay: conn $id closed" "$SENV_RELAY_LOG" && break
+        sleep 0.1
+    done
+    line=$(grep "relay: conn $id $1" "$SENV_RELAY_LOG" || true)
+    echo "$line"
 }
 
 # run_smb [smbclient args...] — `run smb ...` that also asserts, through the shim, that

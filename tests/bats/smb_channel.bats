@@ -27,19 +27,6 @@ put_get() {
     assert_same_file "$src" "$d/back.bin"
 }
 
-# last_conn_line WHAT — the relay's "closed" or "channel" line of its latest connection
-# (waits up to 5 s: the relay logs when the shim's connection has gone). Empty if none.
-last_conn_line() {
-    local id i line
-    id=$(grep -o 'relay: conn [0-9]* from' "$SENV_RELAY_LOG" | tail -n 1 | cut -d' ' -f3)
-    for i in $(seq 50); do
-        grep -q "relay: conn $id closed" "$SENV_RELAY_LOG" && break
-        sleep 0.1
-    done
-    line=$(grep "relay: conn $id $1" "$SENV_RELAY_LOG" || true)
-    echo "$line"
-}
-
 # the bytes of a "channel:" line: "READS WRITES" (RDMA Read = WRITE data, RDMA Write =
 # READ data).
 channel_bytes() {
