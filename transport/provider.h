@@ -148,6 +148,7 @@ typedef int sd_post_read_fn(struct sd_qp *qp, uint64_t wr_id, const struct sd_sg
 typedef int sd_fd_fn(struct sd_qp *qp);
 typedef int sd_poll_events_fn(struct sd_qp *qp);
 typedef int sd_progress_fn(struct sd_qp *qp);
+typedef void sd_readable_fn(struct sd_qp *qp);
 typedef int sd_poll_cq_fn(struct sd_qp *qp, struct sd_wc *wc, int max);
 typedef void sd_disconnect_fn(struct sd_qp *qp);
 typedef void sd_destroy_fn(struct sd_qp *qp);
@@ -202,6 +203,11 @@ struct sd_provider_ops {
     sd_poll_events_fn *poll_events;
     sd_progress_fn *progress;
     sd_poll_cq_fn *poll_cq;
+    /* May be NULL. The owner's poll reported fd() readable (or hung up, or in error).
+     * An owner that calls it on every such report lets progress() skip reading while it
+     * knows the fd drained (no wasted recv per progress call); one that never calls it
+     * gets a read attempt on every progress(). */
+    sd_readable_fn *readable;
 
     /* Starts an orderly disconnect; outstanding requests flush, then CONN_LOST. */
     sd_disconnect_fn *disconnect;

@@ -633,6 +633,8 @@ static void bridge_read_stream(struct smbd_bridge *b)
         b->bytes_in += (size_t)n;
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);
+        if ((size_t)n < room)
+            break; /* the socket had no more: its next readiness brings us back */
     }
 }
 

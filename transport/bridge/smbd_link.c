@@ -210,7 +210,9 @@ static void link_fd_cb(void *ctx, int revents)
 {
     struct smbd_link *k = ctx;
 
-    (void)revents; /* progress() finds out what happened, including errors */
+    /* progress() finds out what happened, including errors */
+    if ((revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) && k->ops->readable)
+        k->ops->readable(k->qp);
     link_pump(k);
     link_rearm(k);
     if (k->after)

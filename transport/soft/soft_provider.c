@@ -154,6 +154,12 @@ static int soft_progress(struct sd_qp *qp)
     return 0;
 }
 
+static void soft_readable(struct sd_qp *qp)
+{
+    qp->rx_hinted = 1;
+    qp->rx_drained = 0;
+}
+
 static void soft_disconnect(struct sd_qp *qp)
 {
     sd_soft_qp_fail(qp, SD_WC_SUCCESS, SD_SOFT_BLAME_NONE);
@@ -203,6 +209,7 @@ const struct sd_provider_ops sd_soft_provider = {
     .poll_events = soft_poll_events,
     .progress = soft_progress,
     .poll_cq = sd_soft_poll_cq,
+    .readable = soft_readable,
     .disconnect = soft_disconnect,
     .destroy = soft_destroy,
 };

@@ -123,6 +123,8 @@ struct sd_qp {
     int fd;
     int dead;                 /* the connection is gone; CONN_LOST was queued */
     int eof;                  /* nothing more to read */
+    int rx_hinted;            /* the owner reports readiness (ops->readable) */
+    int rx_drained;           /* with rx_hinted: the last recv emptied the socket */
     int tx_gated;             /* responder: no FPDU before the peer's first (RFC 5044 7.1.2) */
     enum sd_wc_status fail_cause;   /* while failing: status for the blamed request */
     int blame_pending;

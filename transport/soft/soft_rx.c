@@ -333,15 +333,17 @@ static void rx_parse(struct sd_qp *qp)
 }
 
 /* Where the next recv goes: straight into the payload's place when a large part of
- * it is still to come, else into the stream buffer. */
-static ssize_t rx_read(struct sd_qp *qp, int *direct)
+ * it is still to come, else into the stream buffer; *asked is the room offered. */
+static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
 {
     struct sd_soft_rx *rx = &qp->rx;
     size_t want = rx->payload_len - rx->payload_done;
     *direct = !qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
               rx->dst && want >= SD_SOFT_DIRECT_RX;
-    if (*direct)
+    if (*direct) {
+        *asked = want;
         return recv(qp->fd, rx->dst + rx->payload_done, want, MSG_DONTWAIT);
+    }
     if (rx->start == rx->end) {
         rx->start = rx->end = 0;
     } else if (rx->end == SD_SOFT_RX_BUF) {
@@ -349,7 +351,8 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    return recv(qp->fd, rx->buf + rx->end, SD_SOFT_RX_BUF - rx->end, MSG_DONTWAIT);
+    *asked = SD_SOFT_RX_BUF - rx->end;
+    return recv(qp->fd, rx->buf + rx->end, *asked, MSG_DONTWAIT);
 }
 
 void sd_soft_rx_progress(struct sd_qp *qp)
@@ -359,14 +362,17 @@ void sd_soft_rx_progress(struct sd_qp *qp)
         rx_parse(qp);
         if (qp->dead)
             qp->rx.start = qp->rx.end = 0;   /* after a failure input is discarded */
-        if (!budget)
+        if (!budget || (qp->rx_hinted && qp->rx_drained))
             return;
         int direct;
-        ssize_t n = rx_read(qp, &direct);
+        size_t asked;
+        ssize_t n = rx_read(qp, &direct, &asked);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            qp->rx_drained = 1;
             return;
+        }
         if (n <= 0) {
             int clean = n == 0 && qp->rx.state == SD_SOFT_RX_HDR && qp->rx.end == 0;
             if (!qp->dead)
@@ -381,5 +387,12 @@ void sd_soft_rx_progress(struct sd_qp *qp)
             rx_payload_took(qp, qp->rx.dst + qp->rx.payload_done, (size_t)n);
         else
             qp->rx.end += (size_t)n;
+        if ((size_t)n < asked) { /* the socket had no more: parse, and no recv for EAGAIN */
+            qp->rx_drained = 1;
+            rx_parse(qp);
+            if (qp->dead)
+                qp->rx.start = qp->rx.end = 0;
+            return;
+        }
     }
 }
