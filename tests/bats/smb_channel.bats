@@ -103,6 +103,12 @@ put_get_small_fragments() {
     SMBDIRECT_LOG=debug SMBDIRECT_MAX_FRAGMENTED_SIZE=131072 put_get "$@"
 }
 
+# refute_lowered — smbclient's I/O sizes were left alone (a plain `! grep` would not fail
+# a bats test unless it is the last command).
+refute_lowered() {
+    if grep -q "lowered" <<<"$output"; then echo "smbclient's I/O size was lowered" >&2; return 1; fi
+}
+
 # assert_sizes_lowered — smbclient's WRITE and READ sizes were lowered to fit 128 KiB.
 assert_sizes_lowered() {
     grep -q "SMB2 WRITE size 8388608 lowered to 126976 to fit the SMB Direct connection" <<<"$output" || {
@@ -127,6 +133,26 @@ assert_sizes_lowered() {
     assert_data_inline
 }
 
+# A logged-in user's session signs the requests every SMB 3.x client signs (the 3.1.1
+# TREE_CONNECT; the 3.0 VALIDATE_NEGOTIATE_INFO IOCTL) but not its data when the server
+# does not require signing: READ/WRITE keep the channel and Samba's full I/O size, even
+# where inline I/O would have to be cut to 128 KiB.
+@test "a logged-in SMB 3.1.1 session without signing required keeps 8 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
+    small_fragments_start guest=no
+    senv_add_user
+    put_get_small_fragments -m SMB3_11 "$(senv_user_auth)"
+    refute_lowered
+    assert_data_by_rdma
+}
+
+@test "a logged-in SMB 3.0 session without signing required keeps 8 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
+    small_fragments_start guest=no
+    senv_add_user
+    put_get_small_fragments -m SMB3_00 "$(senv_user_auth)"
+    refute_lowered
+    assert_data_by_rdma
+}
+
 @test "SMB 2.1 and SMBDIRECT_RDMA_THRESHOLD=0 against a 128 KiB MaxFragmentedSize: sized to fit inline" {
     small_fragments_start signing=disabled
     put_get_small_fragments -m SMB2_10
@@ -140,7 +166,7 @@ assert_sizes_lowered() {
 @test "unsigned SMB 3.1.1 against a 128 KiB MaxFragmentedSize keeps Samba's 8 MiB I/O on the RDMA channel" {
     small_fragments_start signing=disabled
     put_get_small_fragments -m SMB3_11
-    ! grep -q "lowered" <<<"$output"
+    refute_lowered
     assert_data_by_rdma
 }
 

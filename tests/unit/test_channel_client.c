@@ -188,9 +188,24 @@ static void inline_only_follows_dialect_threshold_signing_sealing_and_give_up(vo
     len = th_smb2_plain_read(msg, 2, 100);
     assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
     assert_false(chan_client_inline_only(&cc));
-    /* ... a signed request of any command ends it (the session signs from now on) */
+    /* ... and so do the requests every 3.x client signs, whatever the session's signing:
+     * SESSION_SETUP, the 3.1.1 TREE_CONNECT, the VALIDATE_NEGOTIATE_INFO IOCTL ... */
     sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    sd_put_le16(msg + 12, 0x0001); /* SESSION_SETUP */
+    chan_client_plan_request(&cc, msg, len, &plan);
     sd_put_le16(msg + 12, 0x0003); /* TREE_CONNECT */
+    chan_client_plan_request(&cc, msg, len, &plan);
+    sd_put_le16(msg + 12, 0x000B); /* IOCTL */
+    sd_put_le32(msg + 64 + 4, 0x00140204); /* FSCTL_VALIDATE_NEGOTIATE_INFO */
+    chan_client_plan_request(&cc, msg, len, &plan);
+    assert_false(chan_client_inline_only(&cc));
+    /* ... any other signed request ends it (the session signs its data too) */
+    sd_put_le32(msg + 64 + 4, 0x0011C017); /* another IOCTL: FSCTL_PIPE_TRANSCEIVE */
+    chan_client_plan_request(&cc, msg, len, &plan);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+    client_at(&cc, 0x0311, THRESHOLD);
+    sd_put_le16(msg + 12, 0x0005); /* CREATE */
     chan_client_plan_request(&cc, msg, len, &plan);
     assert_true(chan_client_inline_only(&cc));
     chan_client_fini(&cc);

@@ -47,8 +47,11 @@ enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *m
     memset(plan, 0, sizeof(*plan));
     plan->kind = CHAN_PASS;
     /* MS-SMB2 3.2.4.1.1: a signature covers the whole message, so a signed one is never
-     * rewritten; an encrypted one (2.2.41 transform header) cannot even be read. */
-    if ((is_smb2 && (h.flags & SMB2_FLAGS_SIGNED)) || smb2_is_transform(msg, len))
+     * rewritten; an encrypted one (2.2.41 transform header) cannot even be read. A signed
+     * request that every 3.x client signs (the 3.1.1 TREE_CONNECT, ...) does not mean
+     * the session signs its READs and WRITEs; any other one does. */
+    if ((is_smb2 && (h.flags & SMB2_FLAGS_SIGNED) && !smb2_signed_regardless(&h, msg, len)) ||
+        smb2_is_transform(msg, len))
         cc->protected_seen = 1;
     if (cc->threshold == 0 || cc->gave_up || cc->dialect < SMB2_DIALECT_0300)
         return CHAN_PASS;

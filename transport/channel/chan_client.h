@@ -24,7 +24,8 @@ struct chan_client {
     uint32_t max_io;       /* the most one channel I/O may move: MaxReadWriteSize */
     int remote_invalidation; /* 1 (default): ask for RDMA_V1_INVALIDATE from 3.0.2; 0: the
                                 registrations cannot be invalidated remotely, RDMA_V1 */
-    int protected_seen;    /* the program sent a signed or transform (encrypted) message */
+    int protected_seen;    /* the program sent an encrypted message, or a signed one that
+                              only a session signing everything signs (its READ/WRITE too) */
     int gave_up;           /* chan_client_give_up: no more channel I/O on this connection */
     /* Outstanding channel I/Os. Released ones (after their final response, or all of
      * them with chan_table_release_all on teardown) are taken out with
@@ -59,8 +60,9 @@ enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *m
 /* 1 once this connection's READ/WRITE go inline for good, so the program must size them
  * to fit in one SMB Direct message (MS-SMBD 3.1.4.2 MaxFragmentedSize): the channel is
  * off (threshold 0), the dialect is below 3.0, chan_client_give_up was called, or the
- * program sent a signed or encrypted message (planned above; sessions that sign or
- * seal are never rewritten, MS-SMB2 3.2.4.1.1). 0 while the dialect is undecided. */
+ * program sent an encrypted message, or a signed one other than those every 3.x client
+ * signs (smb2_signed_regardless): sessions that sign or seal their data are never
+ * rewritten (MS-SMB2 3.2.4.1.1). 0 while the dialect is undecided. */
 int chan_client_inline_only(const struct chan_client *cc);
 
 /* The glue cannot carry channel I/O here (registration refused): every later request

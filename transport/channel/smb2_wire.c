@@ -57,6 +57,15 @@ int smb2_hdr_decode(const uint8_t *msg, size_t len, struct smb2_hdr *h)
     return 0;
 }
 
+int smb2_signed_regardless(const struct smb2_hdr *h, const uint8_t *msg, size_t len)
+{
+    if (h->command == SMB2_SESSION_SETUP || h->command == SMB2_TREE_CONNECT)
+        return 1;
+    /* 2.2.31: StructureSize (2), Reserved (2), CtlCode (4) */
+    return h->command == SMB2_IOCTL && len >= SMB2_HDR_SIZE + 8 &&
+           sd_le32(msg + SMB2_HDR_SIZE + 4) == SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO;
+}
+
 void smb2_chain_init(struct smb2_chain *c, const uint8_t *msg, size_t len)
 {
     c->msg = msg;

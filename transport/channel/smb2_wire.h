@@ -19,10 +19,15 @@
 
 enum smb2_command {                       /* 2.2.1.1 Command */
     SMB2_NEGOTIATE = 0x0000,
+    SMB2_SESSION_SETUP = 0x0001,
+    SMB2_TREE_CONNECT = 0x0003,
     SMB2_CANCEL = 0x000C,     /* 2.2.30: never answered */
     SMB2_READ = 0x0008,
     SMB2_WRITE = 0x0009,
+    SMB2_IOCTL = 0x000B,
 };
+
+#define SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO 0x00140204u /* 2.2.31 CtlCode */
 
 #define SMB2_STATUS_SUCCESS 0x00000000u
 #define SMB2_STATUS_PENDING 0x00000103u   /* interim response (MS-SMB2 3.3.4.2) */
@@ -81,6 +86,13 @@ static inline int smb2_hdr_is_interim(const struct smb2_hdr *h)
 {
     return (h->flags & SMB2_FLAGS_ASYNC_COMMAND) && h->status == SMB2_STATUS_PENDING;
 }
+
+/* 1 when the request h (the header of msg, len bytes) is one that SMB 3.x clients sign
+ * whatever the session's signing: SESSION_SETUP (the binding and final legs), a 3.1.1
+ * TREE_CONNECT (MS-SMB2 3.2.4.1.1: signed unless the share encrypts), and the
+ * FSCTL_VALIDATE_NEGOTIATE_INFO IOCTL of 3.0/3.0.2 (2.2.31.4: its response must come
+ * signed, so the request is too). Its signature says nothing of the session's data. */
+int smb2_signed_regardless(const struct smb2_hdr *h, const uint8_t *msg, size_t len);
 
 /* 1 when an NTSTATUS has severity "error" (MS-ERREF 2.3: Sev bits 11); success,
  * informational and warning (e.g. STATUS_BUFFER_OVERFLOW on a pipe) carry a body. */
