@@ -259,6 +259,33 @@ static void test_rx_split_and_coalesced_fpdus(void **state)
     }
 }
 
+/* An owner that reports readiness (ops->readable): once a recv found the socket
+ * drained, progress() leaves it alone until the next report; then the bytes that came
+ * meanwhile are read. One that never reports gets a read on every progress(). */
+static void test_readable_hint_skips_recv_on_a_drained_socket(void **state)
+{
+    (void)state;
+    struct rig r = rig_open(0, 0, 4);
+    static struct region g;
+    region_reg(&r, &g, SD_ACCESS_LOCAL_WRITE);
+    for (int i = 0; i < 2; i++)
+        post_recv(&r, &g, (uint64_t)i, (size_t)i * 1024, 1024);
+    uint8_t wire[256];
+    struct sd_iw_hdr h1 = send_hdr(1, 0, 1), h2 = send_hdr(2, 0, 1);
+    struct sd_wc wc;
+    sd_soft_provider.readable(r.qp);
+    put(&r, wire, fpdu(&r, &h1, "one", 3, wire));
+    assert_int_equal(poll_one(&r, &wc), 1); /* read: the socket was reported readable */
+    assert_int_equal(wc.byte_len, 3);
+    put(&r, wire, fpdu(&r, &h2, "two", 3, wire));
+    assert_int_equal(poll_one(&r, &wc), 0); /* drained since the last report: no recv */
+    sd_soft_provider.readable(r.qp);
+    assert_int_equal(poll_one(&r, &wc), 1);
+    assert_int_equal(wc.wr_id, 1);
+    assert_memory_equal(g.mem + 1024, "two", 3);
+    rig_close(&r);
+}
+
 /* Feeds one bad FPDU; expects a Terminate with layer/type/code back, then CONN_LOST. */
 static void expect_terminate(struct rig *r, const uint8_t *bad, size_t n, uint8_t layer,
                              uint8_t etype, uint8_t ecode)
@@ -593,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_untagged_header_codec),
         cmocka_unit_test(test_terminate_control_codec),
         cmocka_unit_test(test_rx_split_and_coalesced_fpdus),
+        cmocka_unit_test(test_readable_hint_skips_recv_on_a_drained_socket),
         cmocka_unit_test(test_rx_hostile_headers_terminate),
         cmocka_unit_test(test_rx_garbage_never_crashes),
         cmocka_unit_test(test_tx_segments_to_max_fpdu),

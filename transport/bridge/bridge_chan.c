@@ -150,6 +150,18 @@ static void buf_free(struct bridge_chan *ch, struct chan_buf *b)
     free(b);
 }
 
+/* host.to_stream of a message whose last iovec lies in b, offering b's memory: when
+ * the bridge takes it over, b no longer owns it (buf_free then only uncharges). */
+static int to_stream_buf(struct bridge_chan *ch, const struct iovec *iov, int iovcnt,
+                         struct chan_buf *b)
+{
+    int rc = ch->host.to_stream(ch->host.ctx, iov, iovcnt, b->alloc, b->cap);
+
+    if (rc == 1)
+        b->alloc = NULL;
+    return rc;
+}
+
 static int chan_fail(struct bridge_chan *ch, int err, const char *why)
 {
     ch->host.fail(ch->host.ctx, err, why);
@@ -309,7 +321,7 @@ static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t 
     if (n < 0)
         return chan_fail(ch, -EPROTO, "RDMA channel: cannot rebuild an SMB2 READ response");
     ch->stats.rdma_write_bytes += bytes;
-    return ch->host.to_stream(ch->host.ctx, iov, 2) < 0 ? -1 : 1;
+    return to_stream_buf(ch, iov, 2, b) < 0 ? -1 : 1;
 }
 
 /* Tells the host, once, that READ/WRITE go inline from now on. */
@@ -409,7 +421,7 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     }
     if (plan.kind == CHAN_READ) {
         n = chan_build_inline_read(msg, len, &plan, head, sizeof(head));
-        return ch->host.to_stream(ch->host.ctx, &(struct iovec){ head, (size_t)n }, 1) < 0
+        return ch->host.to_stream(ch->host.ctx, &(struct iovec){ head, (size_t)n }, 1, NULL, 0) < 0
                    ? -1 : 1;
     }
     w->message_id = plan.message_id;
@@ -528,7 +540,7 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status)
         iov[1] = (struct iovec){ b->mem, b->len };
         ch->stats.rdma_reads++;
         ch->stats.rdma_read_bytes += b->len;
-        ch->host.to_stream(ch->host.ctx, iov, 2);
+        to_stream_buf(ch, iov, 2, b);
     }
     buf_free(ch, b);
     server_start_writes(ch); /* memory came free */

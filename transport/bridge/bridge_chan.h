@@ -37,9 +37,13 @@ struct bridge_chan_host {
                                         RDMA_V1_INVALIDATE with Send with Invalidate) */
     void *ctx;
     /* Writes one whole SMB2 message (the iovecs, without the Direct-TCP prefix, which
-     * the bridge adds) to the stream after everything already on its way there. 0, or
-     * -errno after which the bridge ends. */
-    int (*to_stream)(void *ctx, const struct iovec *iov, int iovcnt);
+     * the bridge adds) to the stream after everything already on its way there. With
+     * alloc, the last iovec lies in alloc (cap bytes, from buf_pool), which the bridge
+     * may take over instead of copying what the stream does not take at once: 1 when
+     * it did (the caller must not free alloc), else 0; or -errno after which the
+     * bridge ends. */
+    int (*to_stream)(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                     size_t cap);
     /* Ends the bridge with err and a reason (a protocol violation, an engine error). */
     void (*fail)(void *ctx, int err, const char *why);
     /* Channel buffer bytes (registered for the peer, RDMA sinks and sources) this

@@ -28,6 +28,7 @@
 #include "smb2_pending.h"
 #include "bridge_chan.h"
 #include "buf_pool.h"
+#include "out_queue.h"
 #include "sd_buf.h"
 #include "sd_libc.h"
 #include "smbd_framer.h"
@@ -58,7 +59,7 @@ struct smbd_bridge {
     int watched;            /* events the stream fd is watched for, -1: not watched */
     int hup;                /* the stream reported HUP (watch only while reading it) */
     struct smbd_framer framer;
-    struct sd_buf outq;     /* delivered bytes the stream has not taken yet */
+    struct out_queue outq;  /* delivered bytes the stream has not taken yet */
     int out_blocked;        /* the stream socket is full: write again once writable */
     int mid_message;        /* a delivered message is part-way into the stream */
     struct sd_buf held;     /* the channel's messages waiting for that message's end */
@@ -98,30 +99,6 @@ struct smbd_bridge {
 
 static void bridge_sync(struct smbd_bridge *b);
 static void bridge_watch_stream(struct smbd_bridge *b);
-
-/* Writes queued bytes to the stream (MSG_NOSIGNAL) until empty or the socket is full;
- * an emptied queue gives back a grown buffer (sd_buf_trim). Returns the bytes written
- * (0 when it would block) or -errno. */
-static ssize_t outq_send(struct smbd_bridge *b)
-{
-    size_t written = 0;
-
-    while (sd_buf_len(&b->outq) > 0) {
-        ssize_t n = send(b->fd, sd_buf_head(&b->outq), sd_buf_len(&b->outq), MSG_NOSIGNAL);
-
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                break;
-            return -errno;
-        }
-        sd_buf_consume(&b->outq, (size_t)n);
-        written += (size_t)n;
-    }
-    sd_buf_trim(&b->outq);
-    return (ssize_t)written;
-}
 
 /* ---- ending ---- */
 
@@ -190,8 +167,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     if (b->half_close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->half_close_timer);
     smb2_pending_fini(&b->pending);
-    if (b->end_err == 0 && sd_buf_len(&b->outq) > 0)
-        (void)outq_send(b); /* last bytes of an orderly end, best effort */
+    if (b->end_err == 0 && out_queue_len(&b->outq) > 0)
+        (void)out_queue_write(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
     smbd_conn_get_stats(b->conn, &st.smbd);
     st.stream_bytes_in = b->bytes_in;
     st.stream_bytes_out = b->bytes_out;
@@ -203,7 +180,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     smbd_link_free(b->link);
     bridge_close_stream(b);
     smbd_framer_destroy(&b->framer);
-    sd_buf_free(&b->outq);
+    out_queue_free(&b->outq);
     sd_buf_free(&b->held);
     sd_buf_free(&b->whole);
     buf_pool_unref();
@@ -268,14 +245,14 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
 /* Writes the stream queue; the socket is full (out_blocked) when bytes remain. */
 static void bridge_flush(struct smbd_bridge *b)
 {
-    ssize_t n = outq_send(b);
+    ssize_t n = out_queue_write(&b->outq, b->fd);
 
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
     }
     b->bytes_out += (size_t)n;
-    b->out_blocked = sd_buf_len(&b->outq) > 0;
+    b->out_blocked = out_queue_len(&b->outq) > 0;
 }
 
 /* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
@@ -302,36 +279,51 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
  * goes straight to the socket when nothing is queued; smaller fragments are gathered
  * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
  * end, so the reader is not woken once per fragment. What the socket does not take
- * stays queued until it is writable. */
-static void stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last)
+ * stays queued until it is writable: copied, except a large last piece lying in alloc
+ * (cap bytes from buf_pool; NULL: none), whose allocation the queue then takes over.
+ * Returns 1 when it did (alloc is the queue's now), else 0. */
+static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                      uint8_t *alloc, size_t cap)
 {
-    size_t total = 0, sent = 0;
-    int rc;
+    size_t total = 0, sent = 0, lead, skip;
+    int rc = 0, adopted = 0;
 
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (sd_buf_len(&b->outq) == 0 && !b->out_blocked &&
+    if (out_queue_len(&b->outq) == 0 && !b->out_blocked &&
         (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
 
         if (w < 0)
-            return;
+            return 0;
         sent = (size_t)w;
         b->out_blocked = sent < total;
     }
-    if (sent < total && (rc = sd_buf_append(&b->outq, iov, n, sent)) < 0) {
+    lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
+    skip = sent > lead ? sent - lead : 0;
+    if (sent < lead)
+        rc = out_queue_append(&b->outq, iov, n - 1, sent);
+    if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BUF_POOL_MIN)
+        adopted = out_queue_adopt(&b->outq, alloc, cap,
+                                  (const uint8_t *)iov[n - 1].iov_base + skip,
+                                  iov[n - 1].iov_len - skip) == 0;
+    if (sent < total && rc == 0 && !adopted)
+        rc = out_queue_append(&b->outq, iov + n - 1, 1, skip);
+    if (rc < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
-        return;
+        return 0;
     }
-    if (!b->out_blocked && sd_buf_len(&b->outq) > 0 &&
-        (last || sd_buf_len(&b->outq) >= BRIDGE_FLUSH))
+    if (!b->out_blocked && out_queue_len(&b->outq) > 0 &&
+        (last || out_queue_len(&b->outq) >= BRIDGE_FLUSH))
         bridge_flush(b);
+    return adopted;
 }
 
 /* The channel's whole messages for the stream (bridge_chan_host.to_stream): written with
  * their prefix at once, or, while a delivered message is still arriving in fragments,
  * kept until its end so the two never interleave. */
-static int chan_to_stream(void *ctx, const struct iovec *iov, int iovcnt)
+static int chan_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                          size_t cap)
 {
     struct smbd_bridge *b = ctx;
     uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
@@ -352,8 +344,8 @@ static int chan_to_stream(void *ctx, const struct iovec *iov, int iovcnt)
             bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return rc;
     }
-    stream_out(b, all, iovcnt + 1, 1);
-    return b->ending ? -ECANCELED : 0;
+    rc = stream_out(b, all, iovcnt + 1, 1, alloc, cap);
+    return b->ending && !rc ? -ECANCELED : rc;
 }
 
 static void chan_fail_cb(void *ctx, int err, const char *why)
@@ -365,7 +357,7 @@ static size_t chan_backlog_cb(void *ctx)
 {
     struct smbd_bridge *b = ctx;
 
-    return sd_buf_len(&b->outq);
+    return out_queue_len(&b->outq);
 }
 
 static void chan_inline_io_cb(void *ctx)
@@ -384,7 +376,7 @@ static void deliver_whole(struct smbd_bridge *b)
 
     b->whole_active = 0;
     if (bridge_chan_from_peer(b->chan, iov.iov_base, iov.iov_len, 0) == 0)
-        chan_to_stream(b, &iov, 1);
+        chan_to_stream(b, &iov, 1, NULL, 0);
     sd_buf_consume(&b->whole, sd_buf_len(&b->whole));
     sd_buf_trim(&b->whole);
 }
@@ -426,9 +418,10 @@ static void br_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint
     }
     iov[n++] = (struct iovec){ (void *)data, len };
     b->mid_message = remaining > 0;
-    stream_out(b, iov, n, remaining == 0);
+    stream_out(b, iov, n, remaining == 0, NULL, 0);
     if (!b->mid_message && sd_buf_len(&b->held) > 0 && !b->ending) {
-        stream_out(b, &(struct iovec){ sd_buf_head(&b->held), sd_buf_len(&b->held) }, 1, 1);
+        stream_out(b, &(struct iovec){ sd_buf_head(&b->held), sd_buf_len(&b->held) }, 1, 1, NULL,
+                   0);
         sd_buf_consume(&b->held, sd_buf_len(&b->held));
         sd_buf_trim(&b->held);
     }
@@ -454,7 +447,7 @@ static void br_rdma_done(void *ctx, uint64_t cookie, int status)
  * after the last byte), not a reset. */
 static void bridge_flush_step(struct smbd_bridge *b)
 {
-    if (b->ending || sd_buf_len(&b->outq) > 0)
+    if (b->ending || out_queue_len(&b->outq) > 0)
         return;
     b->orderly = 1;
     bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
@@ -687,7 +680,7 @@ static void bridge_watch_stream(struct smbd_bridge *b)
         want |= SD_EV_IN; /* read and dropped */
     else if (!b->stream_eof && !stream_held(b) && !b->disconnecting)
         want |= SD_EV_IN;
-    if (sd_buf_len(&b->outq) > 0)
+    if (out_queue_len(&b->outq) > 0)
         want |= SD_EV_OUT;
     if (want == 0 && b->hup)
         want = -1; /* a hung-up fd would report HUP forever: stop watching it */
@@ -714,7 +707,7 @@ static int awaits_answers(const struct smbd_bridge *b)
     if (!b->track_requests || b->hup || b->half_close_expired)
         return 0;
     return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
-           sd_buf_len(&b->outq) > 0;
+           out_queue_len(&b->outq) > 0;
 }
 
 static void bridge_retry_cb(void *ctx, uint64_t now)
@@ -745,11 +738,11 @@ static void bridge_chan_wait(struct smbd_bridge *b, uint64_t now)
 static void bridge_sync(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
-    size_t outq = sd_buf_len(&b->outq);
+    size_t outq = out_queue_len(&b->outq);
 
     if (!b->ending && !b->out_blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
-        outq = sd_buf_len(&b->outq);
+        outq = out_queue_len(&b->outq);
     }
     if (b->ending)
         return;
@@ -822,7 +815,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
     smb2_pending_init(&b->pending);
     buf_pool_ref(); /* released in the end, or below on failure */
-    sd_buf_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    out_queue_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {

@@ -1,0 +1,128 @@
+/* transport/bridge/out_queue.c — the stream output queue of out_queue.h: a FIFO of
+ * segments, each an sd_buf; the last copy segment takes appends, an adopted one never
+ * does (its room belongs to the message). An emptied copy segment that is the only one
+ * left stays (its memory is reused, sd_buf_trim gives a grown one back). */
+#include "out_queue.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "buf_pool.h"
+
+void out_queue_init(struct out_queue *q, size_t base_cap, size_t idle_cap)
+{
+    *q = (struct out_queue){ .base_cap = base_cap, .idle_cap = idle_cap };
+}
+
+static void seg_free(struct outq_seg *s)
+{
+    sd_buf_free(&s->buf); /* buf_pool_put: adopted memory came from the pool too */
+    free(s);
+}
+
+void out_queue_free(struct out_queue *q)
+{
+    while (q->head) {
+        struct outq_seg *s = q->head;
+
+        q->head = s->next;
+        seg_free(s);
+    }
+    out_queue_init(q, q->base_cap, q->idle_cap);
+}
+
+static struct outq_seg *push_seg(struct out_queue *q)
+{
+    struct outq_seg *s = calloc(1, sizeof(*s));
+
+    if (!s)
+        return NULL;
+    sd_buf_init(&s->buf, q->base_cap, q->idle_cap);
+    if (q->tail)
+        q->tail->next = s;
+    else
+        q->head = s;
+    q->tail = s;
+    return s;
+}
+
+int out_queue_append(struct out_queue *q, const struct iovec *iov, int iovcnt, size_t skip)
+{
+    struct outq_seg *s = q->tail && !q->tail->adopted ? q->tail : push_seg(q);
+    size_t before;
+    int rc;
+
+    if (!s)
+        return -ENOMEM;
+    before = sd_buf_len(&s->buf);
+    rc = sd_buf_append(&s->buf, iov, iovcnt, skip);
+    q->len += sd_buf_len(&s->buf) - before;
+    return rc;
+}
+
+int out_queue_adopt(struct out_queue *q, uint8_t *alloc, size_t cap, const uint8_t *data,
+                    size_t len)
+{
+    struct outq_seg *s = push_seg(q);
+
+    if (!s)
+        return -ENOMEM;
+    s->adopted = 1;
+    s->buf.data = alloc;
+    s->buf.cap = cap;
+    s->buf.head = (size_t)(data - alloc);
+    s->buf.tail = s->buf.head + len;
+    q->len += len;
+    return 0;
+}
+
+/* Drops n written bytes from the front: emptied segments go, except a copy segment
+ * that is the last one (kept for the next appends). */
+static void consume(struct out_queue *q, size_t n)
+{
+    q->len -= n;
+    while (q->head) {
+        struct outq_seg *s = q->head;
+        size_t take = sd_buf_len(&s->buf) < n ? sd_buf_len(&s->buf) : n;
+
+        sd_buf_consume(&s->buf, take);
+        n -= take;
+        if (sd_buf_len(&s->buf) > 0)
+            return;
+        if (s == q->tail && !s->adopted) {
+            sd_buf_trim(&s->buf);
+            return;
+        }
+        q->head = s->next;
+        if (!q->head)
+            q->tail = NULL;
+        seg_free(s);
+    }
+}
+
+ssize_t out_queue_write(struct out_queue *q, int fd)
+{
+    size_t written = 0;
+
+    while (q->len > 0) {
+        struct iovec iov[OUTQ_IOV_MAX];
+        struct msghdr mh = { .msg_iov = iov };
+        ssize_t n;
+
+        for (struct outq_seg *s = q->head; s && mh.msg_iovlen < OUTQ_IOV_MAX; s = s->next)
+            if (sd_buf_len(&s->buf) > 0)
+                iov[mh.msg_iovlen++] = (struct iovec){ sd_buf_head(&s->buf), sd_buf_len(&s->buf) };
+        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            return -errno;
+        }
+        consume(q, (size_t)n);
+        written += (size_t)n;
+    }
+    return (ssize_t)written;
+}
