@@ -48,7 +48,7 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all tests docs test test-unit test-bats test-vm demo bench bench-engine soak fuzz install clean
+.PHONY: print-includes deps all tests docs test test-unit test-bats test-vm demo bench bench-engine bench-vm soak fuzz install clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
 
@@ -150,6 +150,10 @@ bench-engine: all
 bench: all
 	scripts/bench-engine
 	scripts/bench
+
+# VM benchmark (one qemu VM, ksmbd on kernel siw): the shim on verbs and soft-iWARP vs kernel cifs -o rdma.
+bench-vm: all
+	scripts/vm/bench
 
 # Soak: 32 smbclient clients x 600 s through one relay (SOAK_SECONDS, SOAK_CLIENTS, SOAK_MAX_MIB).
 soak: all
