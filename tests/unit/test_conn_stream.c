@@ -184,26 +184,34 @@ static void test_pause_keeps_delivering_without_grants(void **state)
     th_end_free(&e);
 }
 
+/* a (streaming, ACTIVE) and b (PASSIVE) over a fake pair, negotiated; b sends msg. */
+static void pair_sends(struct th_end *a, struct th_end *b, uint64_t seed, const uint8_t *msg,
+                       size_t len)
+{
+    struct sd_qp *qa, *qb;
+    struct iovec iov = { (void *)(uintptr_t)msg, len };
+
+    fake_pair_new(&qa, &qb, seed);
+    th_end_init_streaming(a, SMBD_ROLE_ACTIVE, NULL, qa);
+    th_end_init(b, SMBD_ROLE_PASSIVE, NULL, qb);
+    assert_int_equal(smbd_conn_start(b->conn, 0), 0);
+    assert_int_equal(smbd_conn_start(a->conn, 0), 0);
+    th_settle(a, b, 0);
+    assert_int_equal(smbd_conn_send(b->conn, &iov, 1, 1), 0);
+}
+
 /* A 100000-byte message from a real engine arrives as MaxSendSize fragments whose
  * concatenation is the message. */
 static void test_pair_large_message(void **state)
 {
     static uint8_t msg[100000];
     struct th_end a, b;
-    struct sd_qp *qa, *qb;
-    struct iovec iov = { msg, sizeof(msg) };
     uint32_t left = sizeof(msg);
 
     (void)state;
     for (size_t i = 0; i < sizeof(msg); i++)
         msg[i] = (uint8_t)(i * 31 + 7);
-    fake_pair_new(&qa, &qb, 5);
-    th_end_init_streaming(&a, SMBD_ROLE_ACTIVE, NULL, qa);
-    th_end_init(&b, SMBD_ROLE_PASSIVE, NULL, qb);
-    assert_int_equal(smbd_conn_start(b.conn, 0), 0);
-    assert_int_equal(smbd_conn_start(a.conn, 0), 0);
-    th_settle(&a, &b, 0);
-    assert_int_equal(smbd_conn_send(b.conn, &iov, 1, 1), 0);
+    pair_sends(&a, &b, 5, msg, sizeof(msg));
     th_settle(&a, &b, 1);
     assert_int_equal(a.terminated_calls + b.terminated_calls, 0);
     assert_int_equal(a.delivered, 1);
@@ -226,24 +234,16 @@ static void test_disconnect_waits_for_posted_sends(void **state)
 {
     static uint8_t msg[10000];
     struct th_end a, b;
-    struct sd_qp *qa, *qb;
-    struct iovec iov = { msg, sizeof(msg) };
 
     (void)state;
     memset(msg, 0x5a, sizeof(msg));
-    fake_pair_new(&qa, &qb, 6);
-    th_end_init_streaming(&a, SMBD_ROLE_ACTIVE, NULL, qa);
-    th_end_init(&b, SMBD_ROLE_PASSIVE, NULL, qb);
-    assert_int_equal(smbd_conn_start(b.conn, 0), 0);
-    assert_int_equal(smbd_conn_start(a.conn, 0), 0);
-    th_settle(&a, &b, 0);
-    assert_int_equal(smbd_conn_send(b.conn, &iov, 1, 1), 0);
+    pair_sends(&a, &b, 6, msg, sizeof(msg));
     assert_int_equal(smbd_conn_send_queued(b.conn), 0);
-    assert_true(fake_wire_pending(qb) > 1);
+    assert_true(fake_wire_pending(b.qp) > 1);
     smbd_conn_disconnect(b.conn);
-    assert_int_equal(fake_disconnects(qb), 0);
+    assert_int_equal(fake_disconnects(b.qp), 0);
     th_settle(&a, &b, 2);
-    assert_int_equal(fake_disconnects(qb), 1);
+    assert_int_equal(fake_disconnects(b.qp), 1);
     assert_int_equal(a.delivered, 1);
     assert_int_equal(a.stream_len, sizeof(msg));
     assert_memory_equal(a.stream, msg, sizeof(msg));

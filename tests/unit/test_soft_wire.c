@@ -220,15 +220,21 @@ static void post_recv(struct rig *r, struct region *g, uint64_t id, size_t off, 
     assert_int_equal(sd_soft_provider.post_recv(r->qp, id, &s), 0);
 }
 
+/* g registered on r with n receives of 1 KiB posted in it, ids 0..n-1. */
+static void post_recvs(struct rig *r, struct region *g, int n)
+{
+    region_reg(r, g, SD_ACCESS_LOCAL_WRITE);
+    for (int i = 0; i < n; i++)
+        post_recv(r, g, (uint64_t)i, (size_t)i * 1024, 1024);
+}
+
 static void test_rx_split_and_coalesced_fpdus(void **state)
 {
     (void)state;
     for (int crc = 0; crc < 2; crc++) {
         struct rig r = rig_open(0, crc, 4);
         static struct region g;
-        region_reg(&r, &g, SD_ACCESS_LOCAL_WRITE);
-        for (int i = 0; i < 3; i++)
-            post_recv(&r, &g, (uint64_t)i, (size_t)i * 1024, 1024);
+        post_recvs(&r, &g, 3);
         uint8_t wire[4096];
         /* message 1 in two segments, fed one byte at a time */
         struct sd_iw_hdr h1 = send_hdr(1, 0, 0), h2 = send_hdr(1, 5, 1);
@@ -267,9 +273,7 @@ static void test_readable_hint_skips_recv_on_a_drained_socket(void **state)
     (void)state;
     struct rig r = rig_open(0, 0, 4);
     static struct region g;
-    region_reg(&r, &g, SD_ACCESS_LOCAL_WRITE);
-    for (int i = 0; i < 2; i++)
-        post_recv(&r, &g, (uint64_t)i, (size_t)i * 1024, 1024);
+    post_recvs(&r, &g, 2);
     uint8_t wire[256];
     struct sd_iw_hdr h1 = send_hdr(1, 0, 1), h2 = send_hdr(2, 0, 1);
     struct sd_wc wc;
