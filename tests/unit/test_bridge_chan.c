@@ -1,0 +1,180 @@
+/* tests/unit/test_bridge_chan.c — the bridge's READ/WRITE channel (transport/bridge/
+ * bridge_chan.c), client role, over an engine on the fake provider with a recording
+ * host: a large WRITE's data is registered in the stream buffer it arrived in (taken
+ * over, not copied) and the request leaves rewritten; a small one is copied and its
+ * buffer left to the stream; when registration is refused after the buffer was taken,
+ * the message still leaves unchanged (through the host), from the memory now held by
+ * the channel, and later I/O goes inline. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bridge_chan.h"
+#include "buf_pool.h"
+#include "th_conn.h"
+#include "th_smb2.h"
+
+#define MIB (1024u * 1024u)
+#define OFF 64u /* where the test's stream buffer holds the message */
+
+struct host_rec {
+    uint8_t *stream_buf;   /* the "framer" buffer holding the offered message */
+    size_t stream_cap;
+    int taken, inline_sent, failed;
+    size_t inline_len;
+    uint8_t *inline_copy;
+};
+
+static int rec_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                         size_t cap)
+{
+    (void)ctx, (void)iov, (void)iovcnt, (void)alloc, (void)cap;
+    return 0;
+}
+
+static void rec_fail(void *ctx, int err, const char *why)
+{
+    (void)err, (void)why;
+    ((struct host_rec *)ctx)->failed++;
+}
+
+static int rec_take(void *ctx, uint8_t **mem, size_t *cap)
+{
+    struct host_rec *h = ctx;
+
+    *mem = h->stream_buf;
+    *cap = h->stream_cap;
+    h->taken++;
+    return 0;
+}
+
+static int rec_send_inline(void *ctx, const uint8_t *msg, size_t len)
+{
+    struct host_rec *h = ctx;
+
+    h->inline_sent++;
+    h->inline_len = len;
+    h->inline_copy = malloc(len);
+    memcpy(h->inline_copy, msg, len);
+    return 0;
+}
+
+struct rig {
+    struct th_end e;
+    struct host_rec h;
+    struct bridge_chan *ch;
+    uint8_t *msg;
+    size_t len;
+};
+
+/* An established engine at 3.1.1 (MaxReadWriteSize 1 MiB) and a client channel. */
+static void rig_open(struct rig *r)
+{
+    uint8_t m[160];
+    size_t n;
+
+    memset(r, 0, sizeof(*r));
+    buf_pool_ref();
+    th_end_init(&r->e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(7));
+    th_active_establish(&r->e, m, th_negotiate_resp(m, 0x100, 10, 255, 0, MIB, 1364, 8192, MIB));
+    const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
+                                           .remote_invalidation = 1, .to_stream = rec_to_stream,
+                                           .fail = rec_fail, .take_message = rec_take,
+                                           .send_inline = rec_send_inline,
+                                           .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
+    r->ch = bridge_chan_new(BRIDGE_CHAN_CLIENT, 4096, &host);
+    assert_non_null(r->ch);
+    n = th_smb2_negotiate_resp(m, 0x0311);
+    assert_int_equal(bridge_chan_from_peer(r->ch, m, n, 0), 0);
+}
+
+/* A plain WRITE of len data bytes, in a pool buffer at OFF as a framer would hold it. */
+static void offer_write(struct rig *r, uint64_t id, uint32_t len)
+{
+    r->h.stream_buf = buf_pool_get(OFF + TH_RW_FIXED + len, &r->h.stream_cap);
+    assert_non_null(r->h.stream_buf);
+    r->msg = r->h.stream_buf + OFF;
+    r->len = th_smb2_plain_write(r->msg, id, len);
+}
+
+static void rig_close(struct rig *r)
+{
+    bridge_chan_free(r->ch);
+    th_end_free(&r->e);
+    buf_pool_unref();
+}
+
+static void test_large_write_is_registered_where_it_lies(void **state)
+{
+    struct rig r;
+    int mrs;
+
+    (void)state;
+    rig_open(&r);
+    offer_write(&r, 1, MIB);
+    fake_sent_clear(r.e.qp);
+    mrs = fake_mr_count(r.e.qp);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
+    assert_int_equal(r.h.taken, 1);          /* the stream's buffer, not a copy */
+    assert_int_equal(r.h.failed + r.h.inline_sent, 0);
+    assert_int_equal(fake_sent_count(r.e.qp), 1);
+    assert_true(fake_sent_get(r.e.qp, 0)->len < 1024); /* the rewritten request only */
+    assert_int_equal(fake_mr_count(r.e.qp), mrs + 1); /* the WRITE's data */
+    rig_close(&r);                            /* deregisters and gives the buffer back */
+}
+
+static void test_small_write_is_copied(void **state)
+{
+    struct rig r;
+
+    (void)state;
+    rig_open(&r);
+    offer_write(&r, 1, 64 * 1024);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
+    assert_int_equal(r.h.taken, 0);
+    buf_pool_put(r.h.stream_buf, r.h.stream_cap); /* still the stream's */
+    rig_close(&r);
+}
+
+static void test_refused_registration_after_take_sends_the_message_unchanged(void **state)
+{
+    static uint8_t want[TH_RW_FIXED + MIB];
+    struct rig r;
+
+    (void)state;
+    rig_open(&r);
+    offer_write(&r, 1, MIB);
+    memcpy(want, r.msg, r.len);
+    fake_fail_reg_mr(r.e.qp, -ENOMEM);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
+    fake_fail_reg_mr(r.e.qp, 0);
+    assert_int_equal(r.h.taken, 1);
+    assert_int_equal(r.h.inline_sent, 1);
+    assert_int_equal(r.h.inline_len, r.len);
+    assert_memory_equal(r.h.inline_copy, want, r.len);
+    assert_int_equal(r.h.failed, 0);
+    free(r.h.inline_copy);
+    /* from now on I/O goes inline: the next large WRITE is left to the stream */
+    offer_write(&r, 2, MIB);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 0);
+    assert_int_equal(r.h.taken, 1);
+    buf_pool_put(r.h.stream_buf, r.h.stream_cap);
+    rig_close(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_large_write_is_registered_where_it_lies),
+        cmocka_unit_test(test_small_write_is_copied),
+        cmocka_unit_test(test_refused_registration_after_take_sends_the_message_unchanged),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
