@@ -60,6 +60,22 @@ smb() {
         "$SENV_BUILD/smbdirect" smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 -N "$@"
 }
 
+# path_back — after the link is set up again, waits (up to 5 s) until a plain TCP connect
+# from the namespace reaches smbd: the neighbour entries that failed while the link was
+# down answer "No route to host" until they are retried, which is the network's doing,
+# not the relay's.
+path_back() {
+    local i
+    ip -n "$NS" neigh flush dev sdf1 2>/dev/null || true
+    ip neigh flush dev "$FAULT_LINK" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+        ip netns exec "$NS" bash -c "exec 3<>/dev/tcp/$SENV_ADDR/$SENV_SMB_PORT" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "the path to $SENV_ADDR did not come back within 5 s of the link going up" >&2
+    return 1
+}
+
 # link_dropped get|put — the transfer with the link set down, then the link back up and
 # a new session served; the relay must have ended the stranded connection by then.
 link_dropped() {
@@ -75,6 +91,7 @@ link_dropped() {
     echo "# the relay ended the stranded connection $(elapsed "$t0" "$(senv_now)") s after smbclient exited" >&3
     [ "$(relay_ended_count)" -gt "$ended" ]
     ip link set "$FAULT_LINK" up
+    path_back
     assert_relay_serves
 }
 
