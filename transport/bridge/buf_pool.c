@@ -48,25 +48,22 @@ void *buf_pool_get(size_t len, size_t *cap)
     struct idle_buf **best = NULL, *b;
     void *mem;
 
-    if (len < BUF_POOL_MIN) {
-        mem = malloc(len ? len : 1);
-        *cap = len;
-        return mem;
-    }
-    pthread_mutex_lock(&pool_lock);
-    for (struct idle_buf **p = &idle_list; *p; p = &(*p)->next)
-        if ((*p)->cap >= len && (*p)->cap / 2 <= len && (!best || (*p)->cap < (*best)->cap))
-            best = p;
-    if (best) {
-        b = *best;
-        *best = b->next;
-        idle_bytes -= b->cap;
+    if (len >= BUF_POOL_MIN) {
+        pthread_mutex_lock(&pool_lock);
+        for (struct idle_buf **p = &idle_list; *p; p = &(*p)->next)
+            if ((*p)->cap >= len && (*p)->cap / 2 <= len && (!best || (*p)->cap < (*best)->cap))
+                best = p;
+        if (best) {
+            b = *best;
+            *best = b->next;
+            idle_bytes -= b->cap;
+            pthread_mutex_unlock(&pool_lock);
+            *cap = b->cap;
+            return b;
+        }
         pthread_mutex_unlock(&pool_lock);
-        *cap = b->cap;
-        return b;
     }
-    pthread_mutex_unlock(&pool_lock);
-    mem = malloc(len);
+    mem = malloc(len ? len : 1);
     if (mem)
         *cap = len;
     return mem;

@@ -23,8 +23,9 @@ void sd_buf_free(struct sd_buf *b)
     sd_buf_init(b, b->base_cap, b->idle_cap);
 }
 
-/* Moves the held bytes into a new allocation of cap bytes (copied once). */
-static int reallocate(struct sd_buf *b, size_t cap)
+/* Moves the held bytes into a new allocation of at least cap bytes (copied once); the
+ * old one is left in *old (*old_cap bytes). */
+static int move_bytes(struct sd_buf *b, size_t cap, uint8_t **old, size_t *old_cap)
 {
     size_t n = sd_buf_len(b);
     uint8_t *nb = buf_pool_get(cap, &cap);
@@ -33,12 +34,24 @@ static int reallocate(struct sd_buf *b, size_t cap)
         return -ENOMEM;
     if (n)
         memcpy(nb, b->data + b->head, n);
-    buf_pool_put(b->data, b->cap);
+    *old = b->data;
+    *old_cap = b->cap;
     b->data = nb;
     b->cap = cap;
     b->head = 0;
     b->tail = n;
     return 0;
+}
+
+static int reallocate(struct sd_buf *b, size_t cap)
+{
+    uint8_t *old;
+    size_t old_cap;
+    int rc = move_bytes(b, cap, &old, &old_cap);
+
+    if (rc == 0)
+        buf_pool_put(old, old_cap);
+    return rc;
 }
 
 uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
@@ -66,19 +79,14 @@ uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
 
 int sd_buf_detach(struct sd_buf *b, size_t n, uint8_t **mem, size_t *cap)
 {
-    size_t rest = sd_buf_len(b) - n, want = rest > b->base_cap ? rest : b->base_cap;
-    uint8_t *nb = buf_pool_get(want, &want);
+    size_t rest = sd_buf_len(b) - n;
+    int rc;
 
-    if (!nb)
-        return -ENOMEM;
-    memcpy(nb, b->data + b->head + n, rest);
-    *mem = b->data;
-    *cap = b->cap;
-    b->data = nb;
-    b->cap = want;
-    b->head = 0;
-    b->tail = rest;
-    return 0;
+    b->head += n; /* the bytes after the n move; the n stay where they are */
+    rc = move_bytes(b, rest > b->base_cap ? rest : b->base_cap, mem, cap);
+    if (rc < 0)
+        b->head -= n;
+    return rc;
 }
 
 void sd_buf_consume(struct sd_buf *b, size_t n)

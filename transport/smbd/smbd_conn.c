@@ -136,6 +136,12 @@ static void drop_send_queue(struct smbd_conn *c)
     c->send_ready_armed = 0;
 }
 
+void smbd_provider_disconnect(struct smbd_conn *c)
+{
+    c->provider_requests++;
+    c->ops->disconnect(c->qp);
+}
+
 void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
 {
     char reason[256];
@@ -156,10 +162,8 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
     /* A failure Negotiate Response is flushed first (3.1.5.3), then disconnected. */
-    if (!was_disconnecting && !c->fail_response_pending) {
-        c->provider_requests++;
-        c->ops->disconnect(c->qp);
-    }
+    if (!was_disconnecting && !c->fail_response_pending)
+        smbd_provider_disconnect(c);
     if (c->upper.terminated)
         c->upper.terminated(c->ctx, err, reason);
 }
@@ -231,8 +235,7 @@ void smbd_conn_disconnect(struct smbd_conn *c)
         c->disconnect_after_sends = 1;
         return;
     }
-    c->provider_requests++;
-    c->ops->disconnect(c->qp);
+    smbd_provider_disconnect(c);
 }
 
 void smbd_conn_pause_receive(struct smbd_conn *c, int paused, uint64_t now_ms)

@@ -143,6 +143,8 @@ static inline int smbd_is_live(const struct smbd_conn *c)
 }
 
 /* smbd_conn.c */
+/* Asks the provider for its orderly disconnect (counted in provider_requests). */
+void smbd_provider_disconnect(struct smbd_conn *c);
 void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void smbd_become_established(struct smbd_conn *c, uint64_t now_ms);

@@ -29,16 +29,11 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
     /* Sends complete in order: this one releases every earlier unsignaled send. */
     while (c->in_flight.head && c->in_flight.head->seq <= seq)
         smbd_slot_put(c, smbd_fifo_pop(&c->in_flight));
-    if (c->fail_response_pending) {
-        c->fail_response_pending = 0;
-        c->provider_requests++;
-        c->ops->disconnect(c->qp); /* 3.1.5.3: graceful termination after the refusal */
-        return;
-    }
-    if (c->disconnect_after_sends && !c->in_flight.head) {
-        c->disconnect_after_sends = 0;
-        c->provider_requests++;
-        c->ops->disconnect(c->qp); /* every message we sent has left (smbd_conn_disconnect) */
+    /* 3.1.5.3: graceful termination once the refusal went out; or every message we
+     * sent has left (smbd_conn_disconnect waited for it). */
+    if (c->fail_response_pending || (c->disconnect_after_sends && !c->in_flight.head)) {
+        c->fail_response_pending = c->disconnect_after_sends = 0;
+        smbd_provider_disconnect(c);
         return;
     }
     /* FLUSHED: the connection is gone; SD_WC_CONN_LOST follows with the cause. */

@@ -358,11 +358,13 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
 void sd_soft_rx_progress(struct sd_qp *qp)
 {
     size_t budget = RX_BUDGET;
+    if (!qp->rx_hinted)
+        qp->rx_drained = 0;                  /* no readiness reports: always try a recv */
     while (!qp->eof) {
         rx_parse(qp);
         if (qp->dead)
             qp->rx.start = qp->rx.end = 0;   /* after a failure input is discarded */
-        if (!budget || (qp->rx_hinted && qp->rx_drained))
+        if (!budget || qp->rx_drained)
             return;
         int direct;
         size_t asked;
@@ -387,12 +389,7 @@ void sd_soft_rx_progress(struct sd_qp *qp)
             rx_payload_took(qp, qp->rx.dst + qp->rx.payload_done, (size_t)n);
         else
             qp->rx.end += (size_t)n;
-        if ((size_t)n < asked) { /* the socket had no more: parse, and no recv for EAGAIN */
-            qp->rx_drained = 1;
-            rx_parse(qp);
-            if (qp->dead)
-                qp->rx.start = qp->rx.end = 0;
-            return;
-        }
+        if ((size_t)n < asked)
+            qp->rx_drained = 1; /* the socket had no more: parse, and no recv for EAGAIN */
     }
 }
