@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -17,15 +18,23 @@
 #include "shim_guard.h"
 #include "smbd_bridge.h"
 
+/* The most the program's exit waits for its tunnels to end in order. */
+#define SHIM_EXIT_WAIT_MS 1000
+
 struct shim_tunnel_job {
     struct sd_loop *loop;
     struct smbd_link *link;
     int engine_fd;
     struct shim_fd_key app_key;
+    struct smbd_bridge *bridge;          /* once started */
+    struct shim_tunnel_job *prev, *next; /* in live_jobs (engine thread only) */
 };
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tunnels_ended = PTHREAD_COND_INITIALIZER;
 static struct sd_loop *engine_loop; /* NULL until started in this process */
+static unsigned live_tunnels;       /* bridges running (engine_lock) */
+static struct shim_tunnel_job *live_jobs; /* the same, as a list (engine thread) */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_prepare(void)
@@ -46,12 +55,49 @@ static void atfork_child(void)
 {
     shim_fdtable_atfork_child();
     engine_loop = NULL;
+    live_tunnels = 0;
+    live_jobs = NULL; /* the parent's, served by the parent's engine */
+    pthread_mutex_unlock(&engine_lock);
+}
+
+/* Runs on the engine thread: every tunnel's program is exiting. */
+static void finish_tunnels(void *ctx)
+{
+    (void)ctx;
+    for (struct shim_tunnel_job *j = live_jobs; j; j = j->next)
+        smbd_bridge_finish(j->bridge); /* the bridge ends later, from the loop */
+}
+
+/* exit(): like the kernel with a TCP socket, the engine delivers what the program wrote
+ * before exiting (and the answers it awaits arrive) and ends each tunnel in order,
+ * which the program's exit waits for, at most SHIM_EXIT_WAIT_MS; without this wait
+ * the engine thread died with the process mid-way (the tunnel's end unlogged). */
+static void wait_tunnels_at_exit(void)
+{
+    struct timespec deadline;
+    int rc = 0;
+
+    pthread_mutex_lock(&engine_lock);
+    if (!engine_loop || live_tunnels == 0 || sd_loop_post(engine_loop, finish_tunnels, NULL) < 0) {
+        pthread_mutex_unlock(&engine_lock);
+        return;
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += (long)SHIM_EXIT_WAIT_MS % 1000 * 1000000L;
+    deadline.tv_sec += SHIM_EXIT_WAIT_MS / 1000 + deadline.tv_nsec / 1000000000L;
+    deadline.tv_nsec %= 1000000000L;
+    while (live_tunnels > 0 && rc == 0)
+        rc = pthread_cond_timedwait(&tunnels_ended, &engine_lock, &deadline);
+    if (live_tunnels > 0)
+        sd_warn("exit: %u SMB Direct tunnel(s) still open after %d ms; they end with the "
+                "process", live_tunnels, SHIM_EXIT_WAIT_MS);
     pthread_mutex_unlock(&engine_lock);
 }
 
 static void register_atfork(void)
 {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    atexit(wait_tunnels_at_exit);
 }
 
 static void *engine_main(void *arg)
@@ -105,6 +151,23 @@ int shim_engine_ensure(void)
     return rc;
 }
 
+/* A tunnel's bridge ended (or never started): off the live list, and an exit waiting
+ * for it learns. Engine thread. */
+static void job_forget(struct shim_tunnel_job *job)
+{
+    if (job->prev)
+        job->prev->next = job->next;
+    else
+        live_jobs = job->next;
+    if (job->next)
+        job->next->prev = job->prev;
+    pthread_mutex_lock(&engine_lock);
+    live_tunnels--;
+    pthread_cond_broadcast(&tunnels_ended);
+    pthread_mutex_unlock(&engine_lock);
+    free(job);
+}
+
 static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
 {
     struct shim_tunnel_job *job = ctx;
@@ -123,7 +186,7 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
                 (unsigned long long)st->chan.rdma_write_bytes,
                 (unsigned long long)st->chan.mem_peak);
     shim_fdtable_tunnel_ended(&job->app_key, err);
-    free(job);
+    job_forget(job);
 }
 
 /* The program's READ/WRITE on this tunnel must fit inline from now on
@@ -148,10 +211,19 @@ static void start_bridge(void *ctx)
         .on_inline_io = tunnel_inline_only,
     };
 
-    if (!smbd_bridge_start(job->loop, job->link, job->engine_fd, &opts, tunnel_ended, job)) {
+    /* Counted first: the bridge may end (tunnel_ended) before the loop runs again. */
+    pthread_mutex_lock(&engine_lock);
+    live_tunnels++;
+    pthread_mutex_unlock(&engine_lock);
+    job->next = live_jobs;
+    if (live_jobs)
+        live_jobs->prev = job;
+    live_jobs = job;
+    job->bridge = smbd_bridge_start(job->loop, job->link, job->engine_fd, &opts, tunnel_ended, job);
+    if (!job->bridge) {
         sd_error("cannot start the SMB Direct bridge: the tunnel is closed");
         shim_fdtable_tunnel_ended(&job->app_key, -ECONNRESET);
-        free(job);
+        job_forget(job);
     }
 }
 
@@ -162,7 +234,8 @@ int shim_engine_attach(struct smbd_link *link, int engine_fd, const struct shim_
 
     if (job) {
         pthread_mutex_lock(&engine_lock);
-        *job = (struct shim_tunnel_job){ engine_loop, link, engine_fd, *app_key };
+        *job = (struct shim_tunnel_job){ .loop = engine_loop, .link = link,
+                                         .engine_fd = engine_fd, .app_key = *app_key };
         rc = engine_loop ? sd_loop_post(engine_loop, start_bridge, job) : -ESRCH;
         pthread_mutex_unlock(&engine_lock);
         if (rc == 0)

@@ -2,9 +2,10 @@
 # tests/bats/stream_semantics.bats — the tunnel behaves like the TCP connection it
 # replaces, seen from a program under the shim: smbdirect-relay (soft-iWARP) in front of
 # a plain TCP backend that pushes Direct-TCP frames (4-byte length + payload), no Samba.
-# An orderly close by the backend delivers every byte to a slow reader before EOF, and a
+# An orderly close by the backend delivers every byte to a slow reader before EOF, a
 # reader that stops reading for longer than the keepalive interval and timeout holds the
-# peer back (credits) instead of losing the connection.
+# peer back (credits) instead of losing the connection, and what a program writes just
+# before it exits (its socket still open) reaches the backend, as with TCP.
 
 load local_net
 
@@ -69,13 +70,54 @@ print("read %d of %d bytes, then %s" % (len(got), len(want), end))
 print("intact" if bytes(got) == want else "CORRUPT")
 '
 
-# start RELAY_ARGS... — the pusher (PUSH_COUNT, PUSH_SIZE, PUSH_CLOSE) and the relay.
+# The backend for writers: PORT. Reads each connection to its end and prints, flushed,
+# "received N bytes, intact" (frame i filled with byte i) or "..., CORRUPT".
+SINK='
+import socketserver, struct, sys
+class Sink(socketserver.BaseRequestHandler):
+    def handle(self):
+        got = bytearray()
+        while True:
+            d = self.request.recv(1 << 20)
+            if not d:
+                break
+            got += d
+        ok, off, i = True, 0, 0
+        while off < len(got) and ok:
+            size = struct.unpack(">I", got[off:off + 4])[0]
+            ok = got[off + 4:off + 4 + size] == bytes([i & 0xFF]) * size
+            off, i = off + 4 + size, i + 1
+        print("received %d bytes, %s" % (len(got), "intact" if ok else "CORRUPT"), flush=True)
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+'
+
+# The program that writes and exits: PORT COUNT SIZE. Writes COUNT frames through a
+# duplicate of its socket fd, which it never closes, and returns from main at once: the
+# socket is still open when the process exits.
+WRITER='
+import os, socket, struct, sys
+port, count, size = [int(a) for a in sys.argv[1:4]]
+s = socket.create_connection(("127.0.0.1", port))
+fd = os.dup(s.fileno())
+for i in range(count):
+    data = struct.pack(">I", size) + bytes([i & 0xFF]) * size
+    while data:
+        data = data[os.write(fd, data):]
+'
+
+# start RELAY_ARGS... — the pusher (PUSH_COUNT, PUSH_SIZE, PUSH_CLOSE; PUSH_CLOSE=sink:
+# the sink instead) and the relay.
 start() {
     WORK=$(mktemp -d)
     PUSH_PORT=$(free_port)
     RELAY_PORT=$(free_port)
-    python3 -c "$PUSHER" "$PUSH_PORT" "$PUSH_COUNT" "$PUSH_SIZE" "$PUSH_CLOSE" \
-        >"$WORK/pusher.log" 2>&1 &
+    if [ "${PUSH_CLOSE:-}" = sink ]; then
+        python3 -c "$SINK" "$PUSH_PORT" >"$WORK/pusher.log" 2>&1 &
+    else
+        python3 -c "$PUSHER" "$PUSH_PORT" "$PUSH_COUNT" "$PUSH_SIZE" "$PUSH_CLOSE" \
+            >"$WORK/pusher.log" 2>&1 &
+    fi
     PUSH_PID=$!
     "$RELAY" --listen "127.0.0.1:$RELAY_PORT" --backend "127.0.0.1:$PUSH_PORT" "$@" \
         >"$WORK/relay.log" 2>&1 &
@@ -120,4 +162,22 @@ teardown() {
     [[ "$output" == *intact* ]]
     [[ "$output" != *"did not answer a keepalive"* ]]
     if grep -q "did not answer a keepalive" "$WORK/relay.log"; then false; fi
+}
+
+@test "a program that writes 32 MiB and exits with its socket open: every byte reaches the backend, and the tunnel ends in order before the exit" {
+    PUSH_COUNT=32 PUSH_SIZE=1048576 PUSH_CLOSE=sink
+    start
+    run timeout 60 env LD_PRELOAD="$SHIM" SMBDIRECT_TRANSPORT=soft \
+        SMBDIRECT_PORTS="$PUSH_PORT" SMBDIRECT_PORTMAP="$PUSH_PORT:$RELAY_PORT" \
+        SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=info \
+        python3 -c "$WRITER" "$PUSH_PORT" "$PUSH_COUNT" "$PUSH_SIZE"
+    [ "$status" -eq 0 ]
+    # logged by the engine thread before the process was gone, not "still open"
+    [[ "$output" == *"tunnel ended (closed by the program)"* ]]
+    [[ "$output" != *"still open after"* ]]
+    for _ in $(seq 50); do
+        grep -q "^received" "$WORK/pusher.log" && break
+        sleep 0.1
+    done
+    grep -qx "received 33554560 bytes, intact" "$WORK/pusher.log"
 }

@@ -242,6 +242,11 @@ void bridge_chan_free(struct bridge_chan *ch)
     free(ch);
 }
 
+int bridge_chan_busy(const struct bridge_chan *ch)
+{
+    return chan_table_outstanding(&ch->cc.ios) > 0;
+}
+
 void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out)
 {
     *out = ch->stats;

@@ -99,6 +99,10 @@ int bridge_chan_wants_whole(const struct bridge_chan *ch, const uint8_t *msg, si
  * this connection's own completions do that by themselves). 1 while some still wait. */
 int bridge_chan_retry(struct bridge_chan *ch);
 
+/* Whether the peer may still access this side's buffers (client role: channel I/O
+ * registered and not answered yet). */
+int bridge_chan_busy(const struct bridge_chan *ch);
+
 /* Engine upcalls the bridge forwards. */
 void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token);
 void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);

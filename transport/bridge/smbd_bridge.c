@@ -77,6 +77,7 @@ struct smbd_bridge {
     int64_t retry_timer;    /* armed while the channel waits for buffer memory */
     int recv_paused;        /* stream queue high: receive credits paused */
     int stream_eof;
+    int program_exiting;    /* smbd_bridge_finish: the stream drained means its EOF */
     int disconnecting;
     int flushing;           /* the peer closed in order: writing what it delivered */
     int track_requests;     /* client role: half-close waits for pending's answers */
@@ -620,14 +621,19 @@ static void bridge_read_stream(struct smbd_bridge *b)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 bridge_fail(b, -errno, "stream read: %s", strerror(errno));
+            else if (b->program_exiting)
+                bridge_stream_eof(b);
             break;
         }
         smbd_framer_commit(&b->framer, (size_t)n);
         b->bytes_in += (size_t)n;
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);
-        if ((size_t)n < room)
+        if ((size_t)n < room) {
+            if (b->program_exiting)
+                bridge_stream_eof(b);
             break; /* the socket had no more: its next readiness brings us back */
+        }
     }
 }
 
@@ -704,6 +710,8 @@ static void bridge_watch_stream(struct smbd_bridge *b)
  * BRIDGE_HALF_CLOSE_MS, or that bound itself end the wait. */
 static int awaits_answers(const struct smbd_bridge *b)
 {
+    if (b->program_exiting) /* nobody reads answers: only the peer's RDMA must finish */
+        return b->chan && bridge_chan_busy(b->chan) && !b->half_close_expired;
     if (!b->track_requests || b->hup || b->half_close_expired)
         return 0;
     return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
@@ -765,6 +773,8 @@ static void bridge_sync(struct smbd_bridge *b)
     }
     if (b->chan)
         bridge_chan_wait(b, now);
+    if (b->program_exiting && !b->stream_eof && !stream_held(b))
+        bridge_read_stream(b); /* to the end of what the exiting program wrote */
     if (b->stream_eof && !b->disconnecting && !b->ending && !b->chan_wait &&
         smbd_conn_send_queued(b->conn) == 0 && !awaits_answers(b)) {
         b->disconnecting = 1;
@@ -865,6 +875,18 @@ fail:
     smbd_link_free(link);
     close(stream_fd);
     return NULL;
+}
+
+void smbd_bridge_finish(struct smbd_bridge *b)
+{
+    if (b->ending)
+        return;
+    if (b->flushing) { /* the link is gone already: nobody will read the rest */
+        bridge_fail(b, -ECONNRESET, "the program exited before reading all the peer sent");
+        return;
+    }
+    b->program_exiting = 1;
+    bridge_sync(b);
 }
 
 void smbd_bridge_stop(struct smbd_bridge *b, const char *reason)

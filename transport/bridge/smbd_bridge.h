@@ -46,6 +46,12 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                      int err),
                                       void *ctx);
 
+/* The program is exiting (the shim's exit handler): what it wrote into the stream is
+ * its last; once read, the stream counts as ended (EOF: the answers to what it asked
+ * are awaited as after its SHUT_WR, then the link is disconnected in order and on_end
+ * follows). Loop thread. */
+void smbd_bridge_finish(struct smbd_bridge *b);
+
 /* Ends the bridge now (e.g. the program is shutting down): on_end follows on the loop
  * with err -ECANCELED and this reason; the SMB Direct link is disconnected. */
 void smbd_bridge_stop(struct smbd_bridge *b, const char *reason);
