@@ -1,6 +1,9 @@
 /* tests/bench/bench_engine.c — throughput of two MS-SMBD engines back to back over
  * the in-memory provider (tests/unit/fake_provider.c), next to memcpy of the same
- * bytes in the same run, and the memory one established connection holds.
+ * bytes in the same run, and the memory one established connection holds. The
+ * provider copies each Send into the peer's receive buffer as a NIC's DMA would: one
+ * copy per byte that no engine can avoid; smbd_conn_send copies into its send
+ * buffers besides, smbd_conn_send_owned does not (the "owned send" row).
  * Built and run by scripts/bench-engine. Not a test: it prints numbers. */
 #include <malloc.h>
 #include <stdio.h>
@@ -105,18 +108,64 @@ static void pair_down(struct side *a, struct side *b)
     fake_provider.destroy(b->qp);
 }
 
+/* Owned sends (smbd_conn_send_owned, the bridge's path for a large message: the
+ * framer's buffer holding it is handed over): buffers holding a copy of the message,
+ * filled once, handed to the engine and given back by it. */
+#define OWNED_BUFS 16
+static int owned;                    /* the next runs send owned */
+static uint8_t *owned_free[OWNED_BUFS];
+static int owned_nfree;
+
+static void owned_release(uint8_t *alloc, size_t cap)
+{
+    (void)cap;
+    owned_free[owned_nfree++] = alloc;
+}
+
+static void owned_fill(const uint8_t *src, size_t len)
+{
+    for (owned_nfree = 0; owned_nfree < OWNED_BUFS; owned_nfree++) {
+        owned_free[owned_nfree] = malloc(len);
+        if (!owned_free[owned_nfree])
+            exit(1);
+        memcpy(owned_free[owned_nfree], src, len);
+    }
+}
+
+static void owned_drop(void)
+{
+    while (owned_nfree > 0)
+        free(owned_free[--owned_nfree]);
+}
+
+/* Sends one message of len bytes from src, or from an owned buffer. 0 or -1 when no
+ * owned buffer is free now. */
+static int send_one(struct side *a, const uint8_t *src, size_t len)
+{
+    struct iovec iov = { (void *)(uintptr_t)src, len };
+    uint8_t *m;
+
+    if (!owned)
+        return smbd_conn_send(a->conn, &iov, 1, 0) ? (exit(1), -1) : 0;
+    if (owned_nfree == 0)
+        return -1;
+    m = owned_free[--owned_nfree];
+    if (smbd_conn_send_owned(a->conn, m, len, m, len, owned_release, 0))
+        exit(1);
+    return 0;
+}
+
 /* Moves count messages of len bytes from a to b; returns seconds. */
 static double stream(struct side *a, struct side *b, const uint8_t *src, size_t len,
                      uint64_t count, size_t max_queued)
 {
-    struct iovec iov = { (void *)(uintptr_t)src, len };
     uint64_t sent = 0;
     double t0 = now_s();
 
     while (b->msgs < count && !a->terminated && !b->terminated) {
         while (sent < count && smbd_conn_send_queued(a->conn) < max_queued) {
-            if (smbd_conn_send(a->conn, &iov, 1, 0))
-                exit(1);
+            if (send_one(a, src, len) < 0)
+                break;
             sent++;
         }
         poll_all(b);
@@ -171,6 +220,8 @@ static void run_throughput(const char *label, const struct smbd_config *ca,
     for (size_t i = 0; i < len; i++)
         src[i] = (uint8_t)(i * 7 + 3);
     memset(dst, 0, dst_len);
+    if (owned)
+        owned_fill(src, len);
     pair_up(&a, &b, ca, cb);
     stream(&a, &b, src, len, count / 10 + 1, len + 65536); /* warm up */
     for (int r = 0; r < ROUNDS; r++) {
@@ -190,6 +241,7 @@ static void run_throughput(const char *label, const struct smbd_config *ca,
     printf("%-34s engine %6.2f GB/s %10.0f msgs/s | memcpy %6.2f GB/s | ratio %.2fx\n", label,
            gbytes / t_engine, (double)count / t_engine, gbytes / t_memcpy, t_memcpy / t_engine);
     pair_down(&a, &b);
+    owned_drop();
     free(src);
     free(dst);
 }
@@ -238,6 +290,10 @@ int main(int argc, char **argv)
     run_throughput("1 MiB messages (MaxSendSize 8136)", &ca, &cb, 1u << 20, (uint64_t)(512 * scale));
     streaming = 1;
     run_throughput("1 MiB, 8136, streaming delivery", &ca, &cb, 1u << 20, (uint64_t)(512 * scale));
+    owned = 1;
+    run_throughput("1 MiB, 8136, streaming, owned send", &ca, &cb, 1u << 20,
+                   (uint64_t)(512 * scale));
+    owned = 0;
     smbd_config_default(&ca, SMBD_ROLE_ACTIVE);
     smbd_config_default(&cb, SMBD_ROLE_PASSIVE);
     run_throughput("1 MiB, defaults, streaming delivery", &ca, &cb, 1u << 20, (uint64_t)(512 * scale));

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "buf_pool.h"
 #include "smbd_framer.h"
 
 /* Deterministic PRNG so failures reproduce. */
@@ -603,6 +604,37 @@ static void take_hands_the_message_over_and_framing_goes_on(void **state)
     smbd_framer_destroy(&r.f);
 }
 
+/* A message of BUF_POOL_MIN bytes or more is read up to its end and no further: the
+ * room offered is exactly what it lacks, so taking its buffer moves nothing, and the
+ * next message starts in a new one. A smaller message leaves the whole room. */
+static void space_ends_at_a_large_message_s_end(void **state)
+{
+    const size_t big = BUF_POOL_MIN + 100;
+    uint8_t prefix[4];
+    struct rig r;
+    uint8_t *mem;
+    size_t cap;
+
+    (void)state;
+    smbd_framer_prefix((uint32_t)big, prefix);
+    rig_start(&r, 1u << 20, prefix, 4);
+    push(&r.f, (const uint8_t *)"abc", 3);
+    assert_int_equal(rig_space(&r), 0);
+    assert_int_equal(r.room, big - 3); /* not a byte past the message */
+    memset(r.dst, 'm', r.room);
+    smbd_framer_commit(&r.f, r.room);
+    assert_int_equal(smbd_framer_peek(&r.f, &r.msg, &r.len, &r.why), 1);
+    assert_int_equal(smbd_framer_take(&r.f, r.len, &mem, &cap), 0);
+    assert_int_equal(smbd_framer_buffered(&r.f), 0); /* nothing followed it */
+    assert_memory_equal(r.msg, "abcm", 4);
+    free(mem);
+    smbd_framer_prefix(1000, prefix); /* a small one: the read may run past it */
+    push(&r.f, prefix, 4);
+    assert_int_equal(rig_space(&r), 0);
+    assert_true(r.room > 1000);
+    smbd_framer_destroy(&r.f);
+}
+
 static void destroy_releases_buffer(void **state)
 {
     struct rig r;
@@ -648,6 +680,7 @@ int main(void)
         cmocka_unit_test(big_message_grows_buffer_and_it_stays_for_the_next_big_one),
         cmocka_unit_test(buffer_shrinks_back_after_small_traffic),
         cmocka_unit_test(take_hands_the_message_over_and_framing_goes_on),
+        cmocka_unit_test(space_ends_at_a_large_message_s_end),
         cmocka_unit_test(destroy_releases_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

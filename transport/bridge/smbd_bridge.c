@@ -2,7 +2,9 @@
  * Direct link on an sd_loop (see smbd_bridge.h).
  *
  * Stream -> link: recv() straight into the framer, complete messages to smbd_conn_send
- * (which copies); the link moves them to the provider before the loop sleeps. Reading stops while the engine's
+ * (which copies), or a large one, with the framer's buffer holding it, to
+ * smbd_conn_send_owned (no copy); the link moves them to the provider before the loop
+ * sleeps. Reading stops while the engine's
  * send queue is above BRIDGE_SEND_HIGH and resumes below BRIDGE_SEND_LOW.
  * Link -> stream: the engine delivers by fragments straight from its receive buffers
  * (no reassembly); a whole message or a large fragment is written with its prefix at
@@ -506,6 +508,34 @@ static int bridge_send_message(struct smbd_bridge *b, const uint8_t *msg, size_t
     return 0;
 }
 
+static void release_to_pool(uint8_t *alloc, size_t cap)
+{
+    buf_pool_put(alloc, cap);
+}
+
+/* A large stream message for the peer unchanged, without a copy: the framer's buffer
+ * holding it goes to the engine, which posts its fragments from there and gives it
+ * back to the pool once sent. 0, 1 when it could not be handed over (the message was
+ * not taken: send it as usual), or -1 after the bridge was failed. */
+static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t len, uint64_t now)
+{
+    uint8_t *mem;
+    size_t cap;
+    int rc;
+
+    if (len < BUF_POOL_MIN || smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
+        return 1;
+    rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
+    if (rc == 0)
+        return 0;
+    if (rc != -EMSGSIZE) /* e.g. registration refused (RLIMIT_MEMLOCK): copied instead */
+        rc = bridge_send_message(b, msg, len, now);
+    else
+        fail_too_large(b, len);
+    buf_pool_put(mem, cap);
+    return rc < 0 ? -1 : 0;
+}
+
 static int chan_send_inline_cb(void *ctx, const uint8_t *msg, size_t len)
 {
     return bridge_send_message(ctx, msg, len, sd_now_ms());
@@ -563,11 +593,17 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
             b->chan_wait = 1; /* bridge_sync offers it again as memory frees */
             return;
         }
-        /* msg stays readable until the next read (or in the channel's buffer) */
-        if (!b->offered_taken)
-            smbd_framer_drop(&b->framer, len);
-        if (rc == 0 && bridge_send_message(b, msg, len, now) < 0)
-            return;
+        if (rc == 0 && !b->offered_taken) { /* unchanged: handed over, or copied */
+            rc = bridge_send_owned(b, msg, len, now);
+            if (rc == 1) {
+                smbd_framer_drop(&b->framer, len); /* msg stays readable until the next read */
+                rc = bridge_send_message(b, msg, len, now);
+            }
+            if (rc < 0)
+                return;
+        } else if (!b->offered_taken) {
+            smbd_framer_drop(&b->framer, len); /* the channel sent it rewritten */
+        }
         if (smbd_conn_send_queued(b->conn) >= BRIDGE_SEND_HIGH)
             b->send_blocked = 1;
     }

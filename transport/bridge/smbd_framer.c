@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf_pool.h"
+
 int smbd_framer_init(struct smbd_framer *f, size_t max_msg)
 {
     memset(f, 0, sizeof(*f));
@@ -91,6 +93,8 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
     if (!(*dst = sd_buf_reserve(&f->buf, want)))
         return -ENOMEM;
     *len = sd_buf_room(&f->buf);
+    if (r == 1 && total - SMBD_FRAMER_PREFIX_SIZE >= BUF_POOL_MIN)
+        *len = want; /* a large message: nothing after it shares its buffer */
     return 0;
 }
 

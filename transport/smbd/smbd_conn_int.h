@@ -33,14 +33,26 @@ enum smbd_state {
 };
 
 /* One registered send buffer ("slot") holding one complete MS-SMBD message. */
+/* A message sent from the caller's memory (smbd_conn_send_owned): the allocation the
+ * engine took over, registered for the local reads of its Sends. */
+struct smbd_owned_msg {
+    struct sd_mr mr;
+    uint8_t *alloc;
+    size_t cap;
+    void (*release)(uint8_t *alloc, size_t cap);
+    uint32_t refs;                /* its fragments' slots, and the sender while queueing */
+};
+
 struct smbd_send_slot {
     uint8_t *buf;
     struct smbd_send_chunk *chunk;
     struct smbd_send_slot *next;  /* free list, SendQueue or in-flight list */
     uint64_t seq;                 /* posting order, for batched completions */
-    uint32_t data_len;            /* payload bytes at SMBD_DATA_OFFSET */
+    uint32_t data_len;            /* payload bytes at SMBD_DATA_OFFSET, or at ext */
     uint32_t remaining;           /* RemainingDataLength of this fragment */
     uint32_t invalidate;          /* token to invalidate at the peer (Send with Invalidate), 0: none */
+    const uint8_t *ext;           /* the payload lies in owned's memory, not in buf */
+    struct smbd_owned_msg *owned; /* ... whose registration the Send reads with (a ref) */
 };
 
 /* One registered allocation of send slots; the first one lives for the connection,
@@ -172,6 +184,9 @@ void smbd_send_pool_free(struct smbd_conn *c);
 int smbd_send_pool_reserve(struct smbd_conn *c, uint32_t nslots, uint64_t now_ms);
 struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms);
 void smbd_slot_put(struct smbd_conn *c, struct smbd_send_slot *s);
+/* Drops a reference to an owned message; the last one deregisters it and gives the
+ * memory back to its owner. */
+void smbd_owned_put(struct smbd_conn *c, struct smbd_owned_msg *m);
 void smbd_send_pool_shrink(struct smbd_conn *c, uint64_t now_ms);
 uint64_t smbd_send_pool_next_shrink(const struct smbd_conn *c);
 void smbd_fifo_push(struct smbd_fifo *q, struct smbd_send_slot *s);

@@ -1,25 +1,35 @@
 /* transport/smbd/smbd_conn_send.c — the send side: upper-layer messages cut into Data
  * Transfer fragments (MS-SMBD 3.1.4.2, 3.1.5.4) queued in FIFO order, and the
  * SendQueue drained as send credits allow (3.1.5.1). Each fragment is copied once,
- * from the caller's buffers into a registered send buffer that is posted as is. */
+ * from the caller's buffers into a registered send buffer that is posted as is; or,
+ * for a message whose memory the caller hands over (smbd_conn_send_owned), posted with
+ * its header from the send buffer and its payload from where it lies. */
 #include "smbd_conn_int.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 
 int smbd_post_slot(struct smbd_conn *c, struct smbd_send_slot *s, uint32_t len, int signaled)
 {
-    struct sd_sge sge = { .addr = s->buf, .length = len, .mr = &s->chunk->mr };
+    struct sd_sge sge[2] = { { .addr = s->buf, .length = len, .mr = &s->chunk->mr } };
+    int nsge = 1;
 
+    if (s->ext) { /* the header from the slot, the payload from where the caller has it */
+        sge[0].length = len - s->data_len;
+        sge[1] = (struct sd_sge){ .addr = (uint8_t *)(uintptr_t)s->ext, .length = s->data_len,
+                                  .mr = &s->owned->mr };
+        nsge = 2;
+    }
     s->seq = ++c->send_seq;
     if (signaled)
         c->signaled_seq = s->seq;
     smbd_fifo_push(&c->in_flight, s); /* reclaimed by a later completion or CONN_LOST */
     c->provider_requests++;
     return c->ops->post_send(c->qp, (uint64_t)SMBD_WR_SEND << SMBD_WR_KIND_SHIFT | s->seq,
-                             &sge, 1, s->invalidate, signaled);
+                             sge, nsge, s->invalidate, signaled);
 }
 
 void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
@@ -148,9 +158,11 @@ static void iov_take(const struct iovec *iov, int *vi, size_t *vo, uint8_t *dst,
 }
 
 /* 3.1.4.2 / 3.1.5.4: the message in fragments; a token to invalidate rides on exactly
- * one of them, the first, so the peer learns it before the message is delivered. */
+ * one of them, the first, so the peer learns it before the message is delivered. With
+ * owned, the message is one range of owned's memory and its fragments are posted from
+ * there (each slot holding a reference), else copied into the slots. */
 static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint32_t invalidate,
-                     uint64_t now_ms)
+                     struct smbd_owned_msg *owned, uint64_t now_ms)
 {
     size_t total = 0, left, frag;
     uint32_t nfrag;
@@ -176,7 +188,13 @@ static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, u
         struct smbd_send_slot *s = smbd_slot_get(c, now_ms);
         size_t n = left < frag ? left : frag;
 
-        iov_take(iov, &vi, &vo, s->buf + SMBD_DATA_OFFSET, n);
+        if (owned) {
+            s->ext = (const uint8_t *)iov[0].iov_base + (total - left);
+            s->owned = owned;
+            owned->refs++;
+        } else {
+            iov_take(iov, &vi, &vo, s->buf + SMBD_DATA_OFFSET, n);
+        }
         left -= n;
         s->data_len = (uint32_t)n;
         s->remaining = (uint32_t)left; /* 3.1.5.4: bytes not yet sent after this one */
@@ -197,7 +215,7 @@ static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, u
 
 int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms)
 {
-    return conn_send(c, iov, iovcnt, 0, now_ms);
+    return conn_send(c, iov, iovcnt, 0, NULL, now_ms);
 }
 
 int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int iovcnt,
@@ -205,5 +223,37 @@ int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int 
 {
     if (token == 0)
         return -EINVAL;
-    return conn_send(c, iov, iovcnt, token, now_ms);
+    return conn_send(c, iov, iovcnt, token, NULL, now_ms);
+}
+
+int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, uint8_t *alloc,
+                         size_t cap, void (*release)(uint8_t *alloc, size_t cap), uint64_t now_ms)
+{
+    struct iovec iov = { (void *)(uintptr_t)data, len };
+    struct smbd_owned_msg *m;
+    int err;
+
+    if (!smbd_conn_is_established(c))
+        return -ENOTCONN;
+    if (len == 0 || data < alloc || len > cap || (size_t)(data - alloc) > cap - len)
+        return -EINVAL;
+    if (!(m = calloc(1, sizeof(*m))))
+        return -ENOMEM;
+    err = c->ops->reg_mr(c->qp, alloc, cap, 0, &m->mr); /* local reads only (3.1.4.3) */
+    if (err) {
+        free(m);
+        return err;
+    }
+    m->alloc = alloc;
+    m->cap = cap;
+    m->release = release;
+    m->refs = 1;
+    err = conn_send(c, &iov, 1, 0, m, now_ms);
+    if (err) { /* nothing queued: the memory stays the caller's */
+        c->ops->dereg_mr(c->qp, &m->mr);
+        free(m);
+        return err;
+    }
+    smbd_owned_put(c, m); /* the fragments hold it now */
+    return 0;
 }

@@ -97,6 +97,13 @@ int smbd_send_pool_init(struct smbd_conn *c)
 
 void smbd_send_pool_free(struct smbd_conn *c)
 {
+    struct smbd_send_slot *s;
+
+    /* Slots still queued or posted may hold callers' memory (smbd_slot_put gives it back). */
+    while ((s = smbd_fifo_pop(&c->send_queue)) != NULL)
+        smbd_slot_put(c, s);
+    while ((s = smbd_fifo_pop(&c->in_flight)) != NULL)
+        smbd_slot_put(c, s);
     while (c->chunks) {
         struct smbd_send_chunk *ch = c->chunks;
 
@@ -139,9 +146,23 @@ struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms)
     return s;
 }
 
+void smbd_owned_put(struct smbd_conn *c, struct smbd_owned_msg *m)
+{
+    if (--m->refs > 0)
+        return;
+    c->ops->dereg_mr(c->qp, &m->mr);
+    m->release(m->alloc, m->cap);
+    free(m);
+}
+
 void smbd_slot_put(struct smbd_conn *c, struct smbd_send_slot *s)
 {
     struct smbd_send_chunk *ch = s->chunk;
+
+    if (s->owned) /* a fragment sent from the caller's memory is done with */
+        smbd_owned_put(c, s->owned);
+    s->owned = NULL;
+    s->ext = NULL;
 
     s->next = ch->free;
     ch->free = s;
