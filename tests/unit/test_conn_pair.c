@@ -462,8 +462,9 @@ static void test_owned_message_is_sent_from_where_it_lies(void **state)
     th_end_free(&b);
 }
 
-/* Memory handed over stays the caller's when the call fails, and goes back at teardown
- * when the connection ends with the message still queued. */
+/* Memory handed over stays the caller's when the call fails (bad range, registration
+ * refused), and goes back at teardown when the connection ends with the message still
+ * queued. */
 static void test_owned_message_failures_and_teardown(void **state)
 {
     struct smbd_config ca, cb;
@@ -484,6 +485,11 @@ static void test_owned_message_failures_and_teardown(void **state)
     assert_int_equal(smbd_conn_send_owned(a.conn, alloc + 1000, 100, alloc, 1024, test_release, 0),
                      -EINVAL);
     assert_int_equal(smbd_conn_send_owned(a.conn, alloc, 0, alloc, 1024, test_release, 0), -EINVAL);
+    fake_fail_reg_mr(a.qp, -ENOMEM); /* e.g. RLIMIT_MEMLOCK on verbs */
+    assert_int_equal(smbd_conn_send_owned(a.conn, alloc, 100, alloc, 1024, test_release, 0),
+                     -ENOMEM);
+    fake_fail_reg_mr(a.qp, 0);
+    assert_int_equal(smbd_conn_send_queued(a.conn), 0);
     assert_int_equal(owned_released, released0); /* nothing taken */
     memset(alloc, 'z', 256 * 1024);
     assert_int_equal(smbd_conn_send_owned(a.conn, alloc, 256 * 1024, alloc, 256 * 1024,

@@ -72,6 +72,7 @@ struct smbd_bridge {
     int skip;               /* the channel took the message being delivered */
 
     int send_blocked;       /* engine send queue high: not reading the stream */
+    int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
     size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
     int offered_taken;      /* ... and the channel took its buffer (chan_take_message_cb) */
     int chan_wait;          /* the channel has no buffer room for the next stream message:
@@ -523,15 +524,20 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
     size_t cap;
     int rc;
 
-    if (len < BUF_POOL_MIN || smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
+    if (len < BUF_POOL_MIN || b->copy_sends || smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
         return 1;
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
     if (rc == 0)
         return 0;
-    if (rc != -EMSGSIZE) /* e.g. registration refused (RLIMIT_MEMLOCK): copied instead */
+    if (rc != -EMSGSIZE) { /* e.g. registration refused (RLIMIT_MEMLOCK): copied instead */
+        sd_info("bridge fd %d: sending a %zu-byte message from its buffer failed (%s); large "
+                "messages are copied into the send buffers from now on", b->fd, len,
+                strerror(-rc));
+        b->copy_sends = 1;
         rc = bridge_send_message(b, msg, len, now);
-    else
+    } else {
         fail_too_large(b, len);
+    }
     buf_pool_put(mem, cap);
     return rc < 0 ? -1 : 0;
 }
