@@ -32,7 +32,6 @@ enum smbd_state {
     SMBD_ST_TERMINATED,    /* upper->terminated has been called */
 };
 
-/* One registered send buffer ("slot") holding one complete MS-SMBD message. */
 /* A message sent from the caller's memory (smbd_conn_send_owned): the allocation the
  * engine took over, registered for the local reads of its Sends. */
 struct smbd_owned_msg {
@@ -43,6 +42,8 @@ struct smbd_owned_msg {
     uint32_t refs;                /* its fragments' slots, and the sender while queueing */
 };
 
+/* One registered send buffer ("slot") holding one complete MS-SMBD message (or its
+ * header, when the payload is an owned message's). */
 struct smbd_send_slot {
     uint8_t *buf;
     struct smbd_send_chunk *chunk;
