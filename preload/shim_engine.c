@@ -33,7 +33,7 @@ struct shim_tunnel_job {
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tunnels_ended = PTHREAD_COND_INITIALIZER;
 static struct sd_loop *engine_loop; /* NULL until started in this process */
-static unsigned live_tunnels;       /* bridges running (engine_lock) */
+static unsigned live_tunnels;       /* bridges handed over and not ended (engine_lock) */
 static struct shim_tunnel_job *live_jobs; /* the same, as a list (engine thread) */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -211,11 +211,7 @@ static void start_bridge(void *ctx)
         .on_inline_io = tunnel_inline_only,
     };
 
-    /* Counted first: the bridge may end (tunnel_ended) before the loop runs again. */
-    pthread_mutex_lock(&engine_lock);
-    live_tunnels++;
-    pthread_mutex_unlock(&engine_lock);
-    job->next = live_jobs;
+    job->next = live_jobs; /* counted in live_tunnels since shim_engine_attach */
     if (live_jobs)
         live_jobs->prev = job;
     live_jobs = job;
@@ -236,7 +232,10 @@ int shim_engine_attach(struct smbd_link *link, int engine_fd, const struct shim_
         pthread_mutex_lock(&engine_lock);
         *job = (struct shim_tunnel_job){ .loop = engine_loop, .link = link,
                                          .engine_fd = engine_fd, .app_key = *app_key };
+        /* Counted from here: an exit that follows waits for it (the tasks run in order,
+         * so this one is started, and on the live list, before finish_tunnels runs). */
         rc = engine_loop ? sd_loop_post(engine_loop, start_bridge, job) : -ESRCH;
+        live_tunnels += rc == 0;
         pthread_mutex_unlock(&engine_lock);
         if (rc == 0)
             return 0;
