@@ -145,8 +145,11 @@ static int send_one(struct side *a, const uint8_t *src, size_t len)
     struct iovec iov = { (void *)(uintptr_t)src, len };
     uint8_t *m;
 
-    if (!owned)
-        return smbd_conn_send(a->conn, &iov, 1, 0) ? (exit(1), -1) : 0;
+    if (!owned) {
+        if (smbd_conn_send(a->conn, &iov, 1, 0))
+            exit(1);
+        return 0;
+    }
     if (owned_nfree == 0)
         return -1;
     m = owned_free[--owned_nfree];

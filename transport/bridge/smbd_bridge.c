@@ -529,15 +529,13 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
     if (rc == 0)
         return 0;
-    if (rc != -EMSGSIZE) { /* e.g. registration refused (RLIMIT_MEMLOCK): copied instead */
+    if (rc != -EMSGSIZE) { /* e.g. registration refused (RLIMIT_MEMLOCK) */
         sd_info("bridge fd %d: sending a %zu-byte message from its buffer failed (%s); large "
                 "messages are copied into the send buffers from now on", b->fd, len,
                 strerror(-rc));
         b->copy_sends = 1;
-        rc = bridge_send_message(b, msg, len, now);
-    } else {
-        fail_too_large(b, len);
     }
+    rc = bridge_send_message(b, msg, len, now); /* copied; a too-large one fails the bridge */
     buf_pool_put(mem, cap);
     return rc < 0 ? -1 : 0;
 }

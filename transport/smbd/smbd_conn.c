@@ -128,10 +128,7 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
 
 static void drop_send_queue(struct smbd_conn *c)
 {
-    struct smbd_send_slot *s;
-
-    while ((s = smbd_fifo_pop(&c->send_queue)) != NULL)
-        smbd_slot_put(c, s);
+    smbd_fifo_release(c, &c->send_queue);
     c->queued_bytes = 0;
     c->send_ready_armed = 0;
 }
@@ -180,11 +177,8 @@ void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
 
 static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
 {
-    struct smbd_send_slot *s;
-
     /* Unsignaled sends never complete on success: everything is back now. */
-    while ((s = smbd_fifo_pop(&c->in_flight)) != NULL)
-        smbd_slot_put(c, s);
+    smbd_fifo_release(c, &c->in_flight);
     if (c->state == SMBD_ST_DISCONNECTING) {
         smbd_terminate(c, 0, "local disconnect");
     } else if ((cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) && c->reasm_active) {

@@ -192,6 +192,8 @@ void smbd_send_pool_shrink(struct smbd_conn *c, uint64_t now_ms);
 uint64_t smbd_send_pool_next_shrink(const struct smbd_conn *c);
 void smbd_fifo_push(struct smbd_fifo *q, struct smbd_send_slot *s);
 struct smbd_send_slot *smbd_fifo_pop(struct smbd_fifo *q);
+/* Gives every slot of q back to the pool (smbd_slot_put), in order. */
+void smbd_fifo_release(struct smbd_conn *c, struct smbd_fifo *q);
 
 /* smbd_credits.c (3.1.5.9) */
 uint32_t smbd_credits_peek_grant(const struct smbd_conn *c);

@@ -97,13 +97,9 @@ int smbd_send_pool_init(struct smbd_conn *c)
 
 void smbd_send_pool_free(struct smbd_conn *c)
 {
-    struct smbd_send_slot *s;
-
     /* Slots still queued or posted may hold callers' memory (smbd_slot_put gives it back). */
-    while ((s = smbd_fifo_pop(&c->send_queue)) != NULL)
-        smbd_slot_put(c, s);
-    while ((s = smbd_fifo_pop(&c->in_flight)) != NULL)
-        smbd_slot_put(c, s);
+    smbd_fifo_release(c, &c->send_queue);
+    smbd_fifo_release(c, &c->in_flight);
     while (c->chunks) {
         struct smbd_send_chunk *ch = c->chunks;
 
@@ -144,6 +140,14 @@ struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms)
     if (ch != c->chunks)
         c->pool_extra_used_ms = now_ms;
     return s;
+}
+
+void smbd_fifo_release(struct smbd_conn *c, struct smbd_fifo *q)
+{
+    struct smbd_send_slot *s;
+
+    while ((s = smbd_fifo_pop(q)) != NULL)
+        smbd_slot_put(c, s);
 }
 
 void smbd_owned_put(struct smbd_conn *c, struct smbd_owned_msg *m)
