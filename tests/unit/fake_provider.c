@@ -638,3 +638,13 @@ int fake_mr_count(const struct sd_qp *qp)
         n += qp->regions[i].live;
     return n;
 }
+
+size_t fake_mr_bytes(const struct sd_qp *qp)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < qp->nregions; i++)
+        if (qp->regions[i].live)
+            n += qp->regions[i].len;
+    return n;
+}

@@ -56,6 +56,7 @@ void fake_sent_clear(struct sd_qp *qp);
 
 int fake_posted_recvs(const struct sd_qp *qp);
 int fake_mr_count(const struct sd_qp *qp);      /* live registrations */
+size_t fake_mr_bytes(const struct sd_qp *qp);   /* bytes they cover */
 int fake_is_connected(const struct sd_qp *qp);
 int fake_disconnects(const struct sd_qp *qp);   /* calls of ops->disconnect on qp */
 

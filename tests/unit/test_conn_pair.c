@@ -432,13 +432,15 @@ static void test_message_too_large_is_local_error(void **state)
 /* The engine posts an owned message's payload from the caller's memory: bytes changed
  * after smbd_conn_send_owned but before the wire carries them are what the peer gets
  * (the fake provider reads the memory at delivery, as a NIC's DMA would), and the
- * memory comes back once the last fragment's Send completed, not before. */
+ * memory comes back once the last fragment's Send completed, not before. Only the
+ * message's bytes are registered, not the rest of the allocation around them. */
 static void test_owned_message_is_sent_from_where_it_lies(void **state)
 {
     struct smbd_config ca, cb;
     struct th_end a, b;
-    const size_t len = 64 * 1024;
-    uint8_t *alloc = malloc(len);
+    const size_t len = 64 * 1024, before = 4096, cap = before + len + 8192;
+    uint8_t *alloc = malloc(cap), *msg = alloc + before;
+    size_t mr_bytes0;
     int released0;
 
     (void)state;
@@ -446,13 +448,16 @@ static void test_owned_message_is_sent_from_where_it_lies(void **state)
     smbd_config_default(&cb, SMBD_ROLE_PASSIVE);
     th_pair_establish(&a, &b, &ca, &cb, 5);
     assert_non_null(alloc);
-    memset(alloc, 'x', len);
+    memset(msg, 'x', len);
     released0 = owned_released;
-    assert_int_equal(smbd_conn_send_owned(a.conn, alloc, len, alloc, len, test_release, 0), 0);
-    memset(alloc, 'y', len); /* after the call: a copy would still carry 'x' */
+    mr_bytes0 = fake_mr_bytes(a.qp);
+    assert_int_equal(smbd_conn_send_owned(a.conn, msg, len, alloc, cap, test_release, 0), 0);
+    assert_int_equal(fake_mr_bytes(a.qp), mr_bytes0 + len);
+    memset(msg, 'y', len); /* after the call: a copy would still carry 'x' */
     assert_int_equal(owned_released, released0); /* posted, not completed */
     th_settle(&a, &b, 0);
     assert_int_equal(owned_released, released0 + 1);
+    assert_int_equal(fake_mr_bytes(a.qp), mr_bytes0);
     assert_int_equal(b.delivered, 1);
     assert_int_equal(b.last_len, len);
     for (size_t i = 0; i < len; i++)

@@ -239,7 +239,9 @@ int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, u
         return -EINVAL;
     if (!(m = calloc(1, sizeof(*m))))
         return -ENOMEM;
-    err = c->ops->reg_mr(c->qp, alloc, cap, 0, &m->mr); /* local reads only (3.1.4.3) */
+    /* Local reads only (3.1.4.3), of the message's bytes only: on verbs that pins no more
+     * than what the Sends read, not the rest of the allocation. */
+    err = c->ops->reg_mr(c->qp, (void *)(uintptr_t)data, len, 0, &m->mr);
     if (err) {
         free(m);
         return err;
