@@ -15,6 +15,7 @@
 # Variables set by senv_create / the start functions:
 #   SENV_ADDR SENV_DIR SENV_SHARE SENV_CONF SENV_SMBD_PID SENV_SMBD_LOG
 #   SENV_RELAY_PID SENV_RELAY_LOG SENV_USER SENV_PASS
+# and by senv_busy_ticks: SENV_TICKS
 # Knobs (environment, optional):
 #   SENV_BUILD          build dir holding libsmbdirect.so, smbdirect, smbdirect-relay
 #                       (default: <repo>/build)
@@ -252,6 +253,15 @@ senv_sha256() { sha256sum "$1" | cut -d' ' -f1; }
 
 # senv_now — seconds since the epoch with nanoseconds, for throughput measurements.
 senv_now() { date +%s.%N; }
+
+# senv_busy_ticks — sets SENV_TICKS to the machine's busy clock ticks so far, without a
+# fork: user nice system irq softirq of /proc/stat's cpu line (idle, iowait and steal left
+# out: steal is time another guest ran).
+senv_busy_ticks() {
+    local user nice system irq softirq
+    read -r _ user nice system _ _ irq softirq _ </proc/stat   # cpu, idle, iowait, steal...
+    SENV_TICKS=$((user + nice + system + irq + softirq))
+}
 
 # senv_rate BYTES START END — prints MiB/s.
 senv_rate() { awk -v b="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.1f", b / 1048576 / (e - s) }'; }
