@@ -4,7 +4,8 @@
  * connection the real value is lowered with shim_iosize_cap so every message fits the
  * SMB Direct connection: a signed or sealed session's READ/WRITE can never use the
  * RDMA channel (the signature covers the data), so it must fit inline in the peer's
- * MaxFragmentedSize (MS-SMBD 3.1.4.2). The connection is found by its socket names,
+ * MaxFragmentedSize (MS-SMBD 3.1.4.2); one the channel carries takes the channel's
+ * I/O size. The connection is found by its socket names,
  * which Samba took from getsockname/getpeername of the tunneled fd. Other programs
  * never call these; other connections get the real value.
  *
@@ -108,7 +109,12 @@ static uint32_t capped_size(struct smbXcli_conn *conn, enum shim_io_kind kind,
         !(remote = fns.remote(conn)) || !shim_fdtable_find_by_names(local, remote, &info))
         return wanted;
     cap = shim_iosize_cap(&info.io, kind, wanted);
-    if (cap < wanted)
+    if (cap < wanted && kind != SHIM_IO_TRANS && !info.io.inline_only &&
+        cap == info.io.channel_io_size)
+        sd_debug("SMB2 %s size %u lowered to %u, the RDMA channel's I/O size "
+                 "(SMBDIRECT_CHANNEL_IO_SIZE)", kind == SHIM_IO_READ ? "READ" : "WRITE", wanted,
+                 cap);
+    else if (cap < wanted)
         sd_debug("SMB2 %s size %u lowered to %u to fit the SMB Direct connection%s",
                  kind == SHIM_IO_READ ? "READ" : kind == SHIM_IO_WRITE ? "WRITE" : "IOCTL/QUERY",
                  wanted, cap, info.io.inline_only ? " (READ/WRITE go inline)" : "");

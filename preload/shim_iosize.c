@@ -36,9 +36,13 @@ uint32_t shim_iosize_cap(const struct shim_iosize_limits *l, enum shim_io_kind k
     }
     /* With the channel, an I/O above the threshold (up to MaxReadWriteSize) leaves as a
      * small request; one at or below it goes inline, so the threshold must fit there
-     * too, or nothing above the inline limit is safe. */
-    if (!l->inline_only && l->channel_threshold > 0 && l->channel_threshold <= cap &&
-        l->max_read_write > cap)
-        cap = l->max_read_write;
+     * too, or nothing above the inline limit is safe. Then the program's READs and
+     * WRITEs take the channel's own I/O size (SMBDIRECT_CHANNEL_IO_SIZE) besides. */
+    if (!l->inline_only && l->channel_threshold > 0 && l->channel_threshold <= cap) {
+        if (l->max_read_write > cap)
+            cap = l->max_read_write;
+        if (l->channel_io_size < cap)
+            cap = l->channel_io_size;
+    }
     return wanted < cap ? wanted : cap;
 }

@@ -13,6 +13,7 @@ struct shim_iosize_limits {
     uint32_t peer_max_fragmented; /* the largest message the peer reassembles (we send) */
     uint32_t own_max_fragmented;  /* the largest we reassemble (the peer sends) */
     uint32_t max_read_write;      /* MaxReadWriteSize: the most one channel I/O moves */
+    uint32_t channel_io_size;     /* the most a READ or WRITE by the channel moves */
     uint32_t channel_threshold;   /* I/Os of more bytes use the channel; 0: channel off */
     int inline_only;              /* READ/WRITE go inline for good (signing, sealing,
                                      dialect below 3.0, registration refused) */

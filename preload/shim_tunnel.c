@@ -183,6 +183,7 @@ static void describe_io_limits(struct smbd_link *link, const struct shim_config 
     io->own_max_fragmented = p.neg.max_fragmented_recv_size;
     io->max_read_write = p.neg.max_read_write_size;
     io->channel_threshold = cfg->set.rdma_threshold;
+    io->channel_io_size = cfg->set.channel_io_size;
     io->inline_only = 0;
 }
 

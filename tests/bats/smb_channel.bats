@@ -103,10 +103,17 @@ put_get_small_fragments() {
     SMBDIRECT_LOG=debug SMBDIRECT_MAX_FRAGMENTED_SIZE=131072 put_get "$@"
 }
 
-# refute_lowered — smbclient's I/O sizes were left alone (a plain `! grep` would not fail
-# a bats test unless it is the last command).
-refute_lowered() {
-    if grep -q "lowered" <<<"$output"; then echo "smbclient's I/O size was lowered" >&2; return 1; fi
+# assert_channel_io_size — smbclient's WRITE and READ sizes were lowered to the channel's
+# I/O size (2 MiB, SMBDIRECT_CHANNEL_IO_SIZE's default), not to fit the inline limit.
+assert_channel_io_size() {
+    local kind
+    for kind in WRITE READ; do
+        grep -q "SMB2 $kind size 8388608 lowered to 2097152, the RDMA channel's I/O size" <<<"$output" || {
+            echo "the $kind size was not lowered to the channel's I/O size" >&2; return 1; }
+    done
+    if grep -q "to fit the SMB Direct connection" <<<"$output"; then
+        echo "smbclient's I/O size was lowered to fit inline" >&2; return 1
+    fi
 }
 
 # assert_sizes_lowered — smbclient's WRITE and READ sizes were lowered to fit 128 KiB.
@@ -135,21 +142,21 @@ assert_sizes_lowered() {
 
 # A logged-in user's session signs the requests every SMB 3.x client signs (the 3.1.1
 # TREE_CONNECT; the 3.0 VALIDATE_NEGOTIATE_INFO IOCTL) but not its data when the server
-# does not require signing: READ/WRITE keep the channel and Samba's full I/O size, even
+# does not require signing: READ/WRITE keep the channel and its I/O size (2 MiB), even
 # where inline I/O would have to be cut to 128 KiB.
-@test "a logged-in SMB 3.1.1 session without signing required keeps 8 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
+@test "a logged-in SMB 3.1.1 session without signing required keeps 2 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
     small_fragments_start guest=no
     senv_add_user
     put_get_small_fragments -m SMB3_11 "$(senv_user_auth)"
-    refute_lowered
+    assert_channel_io_size
     assert_data_by_rdma
 }
 
-@test "a logged-in SMB 3.0 session without signing required keeps 8 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
+@test "a logged-in SMB 3.0 session without signing required keeps 2 MiB I/O on the RDMA channel against a 128 KiB MaxFragmentedSize" {
     small_fragments_start guest=no
     senv_add_user
     put_get_small_fragments -m SMB3_00 "$(senv_user_auth)"
-    refute_lowered
+    assert_channel_io_size
     assert_data_by_rdma
 }
 
@@ -163,10 +170,13 @@ assert_sizes_lowered() {
     assert_data_inline
 }
 
-@test "unsigned SMB 3.1.1 against a 128 KiB MaxFragmentedSize keeps Samba's 8 MiB I/O on the RDMA channel" {
+@test "unsigned SMB 3.1.1 against a 128 KiB MaxFragmentedSize keeps the channel's 2 MiB I/O, and with SMBDIRECT_CHANNEL_IO_SIZE=8388608 Samba's 8 MiB" {
     small_fragments_start signing=disabled
     put_get_small_fragments -m SMB3_11
-    refute_lowered
+    assert_channel_io_size
+    assert_data_by_rdma
+    SMBDIRECT_CHANNEL_IO_SIZE=8388608 put_get_small_fragments -m SMB3_11
+    if grep -q "lowered" <<<"$output"; then echo "smbclient's I/O size was lowered" >&2; return 1; fi
     assert_data_by_rdma
 }
 
@@ -179,7 +189,7 @@ buffers_peak() {
     require_shim
     suite_start_smbd 127.0.0.17 signing=disabled
     senv_relay_start --channel-memory 1048576
-    SMBDIRECT_CHANNEL_MEMORY=1048576 put_get -m SMB3_11
+    SMBDIRECT_CHANNEL_IO_SIZE=8388608 SMBDIRECT_CHANNEL_MEMORY=1048576 put_get -m SMB3_11
     assert_data_by_rdma
     # one I/O always proceeds (it alone is over the budget), never two; the peak counts
     # each buffer's allocation (a READ's data stays in the buffer it arrived in, which

@@ -1,7 +1,8 @@
 /* tests/unit/test_shim_iosize.c — the READ/WRITE sizes the shim lets Samba's client use
  * on a tunnel (preload/shim_iosize.c): inline I/O fits the receiver's MaxFragmentedSize
  * with headers (transform, SMB2 header, WRITE body) to spare, channel I/O is bounded by
- * MaxReadWriteSize, and a server's smaller value is never raised. */
+ * MaxReadWriteSize and the channel's own I/O size, and a server's smaller value is never
+ * raised. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,11 +42,12 @@ static void signed_session_writes_fit_the_peers_fragmented_size(void **state)
     assert_true(worst_message(r) <= OUR_FRAG);
 }
 
-static void channel_io_is_bounded_by_max_read_write_only(void **state)
+static void channel_io_is_bounded_by_max_read_write(void **state)
 {
     struct shim_iosize_limits l = { .peer_max_fragmented = KSMBD_FRAG,
                                     .own_max_fragmented = 131072,
                                     .max_read_write = 1048576,
+                                    .channel_io_size = EIGHT_MIB,
                                     .channel_threshold = 4096 };
 
     (void)state;
@@ -62,6 +64,38 @@ static void channel_io_is_bounded_by_max_read_write_only(void **state)
                                          .peer_max_fragmented = KSMBD_FRAG,
                                          .inline_only = 1 },
                                      SHIM_IO_WRITE, EIGHT_MIB));
+}
+
+/* SMBDIRECT_CHANNEL_IO_SIZE bounds the READs and WRITEs the channel carries, and nothing
+ * else: not other requests, not I/O that stays inline, and never above MaxReadWriteSize. */
+static void channel_io_takes_its_own_smaller_size(void **state)
+{
+    struct shim_iosize_limits l = { .peer_max_fragmented = KSMBD_FRAG,
+                                    .own_max_fragmented = 131072,
+                                    .max_read_write = EIGHT_MIB,
+                                    .channel_io_size = 2097152,
+                                    .channel_threshold = 4096 };
+
+    (void)state;
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB), 2097152);
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB), 2097152);
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, 1048576), 1048576);
+    assert_true(worst_message(shim_iosize_cap(&l, SHIM_IO_TRANS, EIGHT_MIB)) <= 131072);
+    l.channel_io_size = 16777216; /* above MaxReadWriteSize: that stays the bound */
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, 16777216), EIGHT_MIB);
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, 16777216), EIGHT_MIB);
+    l.channel_io_size = 4096;     /* even below the inline limit: the smaller is safe */
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB), 4096);
+    /* the inline limit above the channel's sizes (the shim's default MaxFragmentedSize
+     * for READs): I/O above the threshold takes the channel all the same, so the bound
+     * holds */
+    l.own_max_fragmented = OUR_FRAG;
+    l.channel_io_size = 2097152;
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB), 2097152);
+    l.inline_only = 1;            /* I/O inline for good: the inline limits, not it */
+    assert_true(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB) > 2097152);
+    assert_true(worst_message(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB)) <= OUR_FRAG);
+    assert_true(worst_message(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB)) <= KSMBD_FRAG);
 }
 
 static void channel_off_or_threshold_above_inline_limit_stays_inline(void **state)
@@ -95,7 +129,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(signed_session_writes_fit_the_peers_fragmented_size),
-        cmocka_unit_test(channel_io_is_bounded_by_max_read_write_only),
+        cmocka_unit_test(channel_io_is_bounded_by_max_read_write),
+        cmocka_unit_test(channel_io_takes_its_own_smaller_size),
         cmocka_unit_test(channel_off_or_threshold_above_inline_limit_stays_inline),
         cmocka_unit_test(tiny_peer_limit_still_leaves_a_positive_size),
     };

@@ -34,6 +34,7 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_IRD: s->ird = (uint32_t)v->num; break;
     case SD_SET_ORD: s->ord = (uint32_t)v->num; break;
     case SD_SET_RDMA_THRESHOLD: s->rdma_threshold = (uint32_t)v->num; break;
+    case SD_SET_CHANNEL_IO_SIZE: s->channel_io_size = (uint32_t)v->num; break;
     case SD_SET_CHANNEL_MEMORY: s->channel_memory = (uint32_t)v->num; break;
     case SD_SET_CHANNEL_MEMORY_TOTAL: s->channel_memory_total = (uint32_t)v->num; break;
     case SD_SET_SOCKBUF: s->sockbuf = (uint32_t)v->num; break;

@@ -38,6 +38,7 @@ enum sd_setting_id {
     SD_SET_IRD,
     SD_SET_ORD,
     SD_SET_RDMA_THRESHOLD,
+    SD_SET_CHANNEL_IO_SIZE,
     SD_SET_CHANNEL_MEMORY,
     SD_SET_CHANNEL_MEMORY_TOTAL,
     SD_SET_SOCKBUF,
@@ -99,6 +100,7 @@ struct sd_settings {
     uint32_t keepalive_s;
     uint32_t ird, ord;
     uint32_t rdma_threshold;
+    uint32_t channel_io_size;
     uint32_t channel_memory, channel_memory_total;
     uint32_t sockbuf;
     int soft_crc;
