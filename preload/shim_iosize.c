@@ -34,15 +34,19 @@ uint32_t shim_iosize_cap(const struct shim_iosize_limits *l, enum shim_io_kind k
                               ? l->peer_max_fragmented : l->own_max_fragmented);
         return wanted < cap ? wanted : cap;
     }
-    /* With the channel, an I/O above the threshold (up to MaxReadWriteSize) leaves as a
-     * small request; one at or below it goes inline, so the threshold must fit there
-     * too, or nothing above the inline limit is safe. Then the program's READs and
-     * WRITEs take the channel's own I/O size (SMBDIRECT_CHANNEL_IO_SIZE) besides. */
+    /* With the channel, an I/O above the threshold leaves as a small request, its data in
+     * one buffer of at most MaxReadWriteSize (MS-SMBD 3.1.4.3); one at or below it goes
+     * inline, so the threshold must fit there too, or nothing above the inline limit is
+     * safe. The program's READs and WRITEs then take the channel's size: the smaller of
+     * MaxReadWriteSize and SMBDIRECT_CHANNEL_IO_SIZE, whether that is above or below the
+     * inline limit (larger I/O would leave the channel for inline messages), unless no
+     * I/O above the threshold fits it. */
     if (!l->inline_only && l->channel_threshold > 0 && l->channel_threshold <= cap) {
-        if (l->max_read_write > cap)
-            cap = l->max_read_write;
-        if (l->channel_io_size < cap)
-            cap = l->channel_io_size;
+        uint32_t channel = l->max_read_write < l->channel_io_size ? l->max_read_write
+                                                                  : l->channel_io_size;
+
+        if (channel > l->channel_threshold)
+            cap = channel;
     }
     return wanted < cap ? wanted : cap;
 }

@@ -57,8 +57,12 @@ static void channel_io_is_bounded_by_max_read_write(void **state)
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, 65536), 65536);
     /* requests the channel never carries stay inline both ways */
     assert_true(worst_message(shim_iosize_cap(&l, SHIM_IO_TRANS, EIGHT_MIB)) <= 131072);
-    /* MaxReadWriteSize below the inline limit: the inline limit is the larger safe size */
+    /* MaxReadWriteSize below the inline limit: I/O keeps the channel at that size rather
+     * than going inline at the larger size (the channel's size, not the inline limit) */
     l.max_read_write = 65536;
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB), 65536);
+    /* ... unless no I/O above the threshold fits it: then the inline limit */
+    l.max_read_write = 4096;
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB),
                      shim_iosize_cap(&(struct shim_iosize_limits){
                                          .peer_max_fragmented = KSMBD_FRAG,
@@ -84,8 +88,16 @@ static void channel_io_takes_its_own_smaller_size(void **state)
     l.channel_io_size = 16777216; /* above MaxReadWriteSize: that stays the bound */
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, 16777216), EIGHT_MIB);
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, 16777216), EIGHT_MIB);
-    l.channel_io_size = 4096;     /* even below the inline limit: the smaller is safe */
-    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB), 4096);
+    l.channel_io_size = 65536;    /* below the inline limit too */
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_WRITE, EIGHT_MIB), 65536);
+    /* MaxReadWriteSize smaller than it (a server's, or SMBDIRECT_MAX_READ_WRITE_SIZE):
+     * that, not the larger inline limit, which would send the I/O inline */
+    l.own_max_fragmented = OUR_FRAG;
+    l.channel_io_size = EIGHT_MIB;
+    l.max_read_write = 4194304;
+    assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB), 4194304);
+    l.max_read_write = EIGHT_MIB;
+    l.own_max_fragmented = 131072;
     /* the inline limit above the channel's sizes (the shim's default MaxFragmentedSize
      * for READs): I/O above the threshold takes the channel all the same, so the bound
      * holds */
