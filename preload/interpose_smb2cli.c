@@ -5,9 +5,9 @@
  * SMB Direct connection: a signed or sealed session's READ/WRITE can never use the
  * RDMA channel (the signature covers the data), so it must fit inline in the peer's
  * MaxFragmentedSize (MS-SMBD 3.1.4.2); one the channel carries takes the channel's
- * I/O size. The connection is found by its socket names,
- * which Samba took from getsockname/getpeername of the tunneled fd. Other programs
- * never call these; other connections get the real value.
+ * I/O size. The connection is found by its socket names, which Samba took from
+ * getsockname/getpeername of the tunneled fd. Other programs never call these; other
+ * connections get the real value.
  *
  * Samba's definitions are found with RTLD_NEXT when its libraries came with the program
  * (smbclient, smbget). A library dlopen()ed without RTLD_GLOBAL, as Python loads

@@ -96,12 +96,10 @@ static void channel_io_takes_its_own_smaller_size(void **state)
     l.channel_io_size = EIGHT_MIB;
     l.max_read_write = 4194304;
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB), 4194304);
-    l.max_read_write = EIGHT_MIB;
-    l.own_max_fragmented = 131072;
     /* the inline limit above the channel's sizes (the shim's default MaxFragmentedSize
      * for READs): I/O above the threshold takes the channel all the same, so the bound
      * holds */
-    l.own_max_fragmented = OUR_FRAG;
+    l.max_read_write = EIGHT_MIB;
     l.channel_io_size = 2097152;
     assert_int_equal(shim_iosize_cap(&l, SHIM_IO_READ, EIGHT_MIB), 2097152);
     l.inline_only = 1;            /* I/O inline for good: the inline limits, not it */
