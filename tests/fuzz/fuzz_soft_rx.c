@@ -4,8 +4,9 @@
  * and Write, and the input as a program of FPDUs written to the peer end: each has
  * fuzzed DDP/RDMAP header and payload bytes inside valid MPA framing (length, pad,
  * CRC; the CRC sometimes wrong on purpose), tagged ones optionally aimed at the
- * region's STag, and raw unframed bytes now and then. The provider is progressed and
- * its completions polled after each. Checked: no crash, hang or sanitizer report;
+ * region's STag, and raw unframed bytes now and then; some inputs grow every framed
+ * FPDU past 16 KiB, the size soft-iWARP reads straight into place. The provider is
+ * progressed and its completions polled after each. Checked: no crash, hang or sanitizer report;
  * every completion names a posted receive or the connection's end, and nothing
  * completes after CONN_LOST.
  * fuzz-sources: common/log.c common/sd_libc.c common/sd_clock.c common/sd_addr.c
@@ -25,7 +26,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FZ_RECVS  8
-#define FZ_REGION 16384
+#define FZ_REGION 65536
+#define FZ_BULK   16384 /* a framed ULPDU grown to at least this: soft-iWARP's bulk reads */
 
 struct fz {
     const uint8_t *p;
@@ -85,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static uint8_t region[FZ_REGION];
     static int quiet;
     struct fz f = { data, size };
-    uint8_t flags = take8(&f), ulpdu[2048], out[2048 + 12];
+    static uint8_t ulpdu[FZ_BULK + 2048 * 8], out[sizeof(ulpdu) + 12];
+    uint8_t flags = take8(&f);
     int sv[2], crc = flags & 1, lost = 0, steps = 0;
     struct sd_qp *qp;
     struct sd_mr mr;
@@ -127,6 +130,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if ((kind & 4) && len >= DDP_TAGGED_HDR_LEN && (ulpdu[0] & DDP_FLAG_TAGGED)) {
                 sd_iw_put32(ulpdu + 2, mr.rkey);
                 sd_iw_put64(ulpdu + 6, mr.addr + (uint64_t)(kind >> 3) * 256);
+            }
+            if (flags & 16) { /* the input's bytes repeated to a large payload */
+                size_t big = FZ_BULK + len * 8;
+
+                for (size_t i = len; i < big; i++)
+                    ulpdu[i] = len ? ulpdu[i % len] : (uint8_t)i;
+                len = big;
             }
             n = frame(ulpdu, len, crc, (kind & 3) == 2, out);
         }

@@ -265,6 +265,70 @@ static void test_rx_split_and_coalesced_fpdus(void **state)
     }
 }
 
+/* Writes n bytes to the qp's socket, progressing the qp whenever the socket is full. */
+static void feed(struct rig *r, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = send(r->peer, p, n, 0);
+        if (k < 0) {
+            assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+            progress(r);
+            continue;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+}
+
+/* Large payloads (FPDUs as loopback's MSS makes them) streaming in are read straight
+ * into place: only the lookahead past each goes through the stream buffer, also across
+ * the small Send between two bursts and wherever the stream is cut; CRC on and off. */
+static void test_rx_large_payloads_placed_without_staging(void **state)
+{
+    enum { FRAG = 32000, NFRAG = 64, BURST = 32 };
+    static uint8_t mem[FRAG * NFRAG], want[FRAG * NFRAG], wire[FRAG + 64];
+    (void)state;
+    for (size_t i = 0; i < sizeof(want); i++)
+        want[i] = (uint8_t)((i * 2654435761u) >> 13);
+    for (int crc = 0; crc < 2; crc++) {
+        struct rig r = rig_open(0, crc, 4);
+        static struct region g;
+        struct sd_mr mr;
+        struct sd_wc wc;
+        post_recvs(&r, &g, NFRAG / BURST);
+        memset(mem, 0, sizeof(mem));
+        assert_int_equal(sd_soft_provider.reg_mr(r.qp, mem, sizeof(mem),
+                                                 SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_WRITE,
+                                                 &mr), 0);
+        for (uint32_t i = 0; i < NFRAG; i++) {
+            struct sd_iw_hdr h = {.tagged = 1, .last = 1, .ddp_version = 1, .rdmap_version = 1,
+                                  .opcode = RDMAP_WRITE, .stag = mr.rkey,
+                                  .to = mr.addr + (uint64_t)i * FRAG};
+            size_t n = fpdu(&r, &h, want + (size_t)i * FRAG, FRAG, wire), cut = i * 7919u % n;
+            feed(&r, wire, cut);
+            progress(&r);
+            feed(&r, wire + cut, n - cut);
+            if (i % BURST == BURST - 1) {
+                struct sd_iw_hdr s = send_hdr(i / BURST + 1, 0, 1);
+                feed(&r, wire, fpdu(&r, &s, "between", 7, wire));
+            }
+        }
+        for (int k = 0; k < NFRAG / BURST; k++) {
+            for (int tries = 0; poll_one(&r, &wc) == 0; tries++)
+                assert_true(tries < 1000);
+            assert_int_equal(wc.wr_id, (uint64_t)k);
+            assert_int_equal(wc.byte_len, 7);
+            assert_memory_equal(g.mem + k * 1024, "between", 7);
+        }
+        assert_memory_equal(mem, want, sizeof(mem));
+        assert_int_equal(r.qp->rx.placed, sizeof(mem) + 7 * (NFRAG / BURST));
+        /* at most the first read's buffer, then the lookaheads and the small Sends */
+        assert_true(r.qp->rx.staged <= SD_SOFT_RX_BUF + NFRAG * SD_SOFT_RX_LOOKAHEAD);
+        assert_int_equal(sd_soft_provider.dereg_mr(r.qp, &mr), 0);
+        rig_close(&r);
+    }
+}
+
 /* An owner that reports readiness (ops->readable): once a recv found the socket
  * drained, progress() leaves it alone until the next report; then the bytes that came
  * meanwhile are read. One that never reports gets a read on every progress(). */
@@ -624,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_untagged_header_codec),
         cmocka_unit_test(test_terminate_control_codec),
         cmocka_unit_test(test_rx_split_and_coalesced_fpdus),
+        cmocka_unit_test(test_rx_large_payloads_placed_without_staging),
         cmocka_unit_test(test_readable_hint_skips_recv_on_a_drained_socket),
         cmocka_unit_test(test_rx_hostile_headers_terminate),
         cmocka_unit_test(test_rx_garbage_never_crashes),

@@ -177,6 +177,9 @@ static void soft_destroy(struct sd_qp *qp)
         if (left == 0 || poll(&p, 1, left) <= 0)
             break;
     }
+    sd_debug("soft-iWARP: connection closed: %llu payload bytes received, %llu of them "
+             "copied out of the stream buffer", (unsigned long long)qp->rx.placed,
+             (unsigned long long)qp->rx.staged);
     free(qp->tail);
     close(qp->fd);
     sd_soft_ring_free(&qp->sq);

@@ -258,6 +258,7 @@ static void rx_payload_took(struct sd_qp *qp, const uint8_t *p, size_t n)
     if (qp->crc)
         qp->rx.crc = sd_crc32c_update(qp->rx.crc, p, n);
     qp->rx.payload_done += (uint32_t)n;
+    qp->rx.placed += n;
 }
 
 /* Parses what the buffer holds; stops when it needs more bytes or the connection
@@ -294,6 +295,10 @@ static void rx_parse(struct sd_qp *qp)
                 break;
             if (rx->hdr.opcode == RDMAP_TERMINATE)
                 rx->dst = rx->raw + MPA_LEN_SIZE + rx->hdr_len;   /* kept for the commit */
+            if (rx->dst && rx->payload_len >= SD_SOFT_BULK_RX)
+                rx->bulk = SD_SOFT_BULK_KEEP;
+            else if (rx->bulk)
+                rx->bulk--;
             qp->tx_gated = 0;     /* the peer's first FPDU opens our transmit side */
             rx->state = SD_SOFT_RX_PAYLOAD;
         } else if (rx->state == SD_SOFT_RX_PAYLOAD) {
@@ -304,6 +309,7 @@ static void rx_parse(struct sd_qp *qp)
                 uint8_t *to = rx->dst + rx->payload_done;
                 memcpy(to, p, n);
                 rx->start += n;
+                rx->staged += n;
                 rx_payload_took(qp, to, n);
             }
             if (rx->payload_done < rx->payload_len)
@@ -332,18 +338,31 @@ static void rx_parse(struct sd_qp *qp)
         rx->start = rx->end = 0;
 }
 
-/* Where the next recv goes: straight into the payload's place when a large part of
- * it is still to come, else into the stream buffer; *asked is the room offered. */
+/* Room the next read into buf may fill: all of it, or while large payloads stream
+ * (rx->bulk) up to SD_SOFT_RX_LOOKAHEAD bytes past the current FPDU. The parser has
+ * taken what it could: in the payload none of it is buffered, in the trailer or a
+ * header part may be. */
+static size_t rx_room(const struct sd_soft_rx *rx)
+{
+    size_t room = SD_SOFT_RX_BUF - rx->end, need = SD_SOFT_RX_LOOKAHEAD;
+
+    if (!rx->bulk)
+        return room;
+    if (rx->state == SD_SOFT_RX_PAYLOAD)
+        need += rx->payload_len - rx->payload_done + rx->trailer_len;
+    else if (rx->state == SD_SOFT_RX_TRAILER)
+        need += rx->trailer_len - (rx->end - rx->start);
+    return need < room ? need : room;
+}
+
+/* The next read: a large payload still to come straight into its place, the bytes
+ * after it (up to the lookahead while large payloads stream) into buf; else into
+ * buf. *direct tells which; *asked is the room offered. */
 static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
 {
     struct sd_soft_rx *rx = &qp->rx;
     size_t want = rx->payload_len - rx->payload_done;
-    *direct = !qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
-              rx->dst && want >= SD_SOFT_DIRECT_RX;
-    if (*direct) {
-        *asked = want;
-        return recv(qp->fd, rx->dst + rx->payload_done, want, MSG_DONTWAIT);
-    }
+
     if (rx->start == rx->end) {
         rx->start = rx->end = 0;
     } else if (rx->end == SD_SOFT_RX_BUF) {
@@ -351,7 +370,16 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    *asked = SD_SOFT_RX_BUF - rx->end;
+    *direct = !qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
+              rx->dst && want >= SD_SOFT_DIRECT_RX;
+    if (*direct) {
+        size_t room = rx->bulk ? SD_SOFT_RX_LOOKAHEAD : SD_SOFT_RX_BUF;
+        struct iovec iov[2] = { { rx->dst + rx->payload_done, want }, { rx->buf, room } };
+
+        *asked = want + room;
+        return recvmsg(qp->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 }, MSG_DONTWAIT);
+    }
+    *asked = rx_room(rx);
     return recv(qp->fd, rx->buf + rx->end, *asked, MSG_DONTWAIT);
 }
 
@@ -385,10 +413,15 @@ void sd_soft_rx_progress(struct sd_qp *qp)
             return;
         }
         budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
-        if (direct)
-            rx_payload_took(qp, qp->rx.dst + qp->rx.payload_done, (size_t)n);
-        else
+        if (direct) {
+            size_t want = qp->rx.payload_len - qp->rx.payload_done;
+            size_t placed = (size_t)n < want ? (size_t)n : want;
+
+            rx_payload_took(qp, qp->rx.dst + qp->rx.payload_done, placed);
+            qp->rx.end += (size_t)n - placed;   /* the lookahead, from buf's start */
+        } else {
             qp->rx.end += (size_t)n;
+        }
         if ((size_t)n < asked)
             qp->rx_drained = 1; /* the socket had no more: parse, and no recv for EAGAIN */
     }
