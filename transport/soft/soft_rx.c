@@ -338,26 +338,26 @@ static void rx_parse(struct sd_qp *qp)
         rx->start = rx->end = 0;
 }
 
-/* Room the next read into buf may fill: all of it, or while large payloads stream
- * (rx->bulk) up to SD_SOFT_RX_LOOKAHEAD bytes past the current FPDU. The parser has
- * taken what it could: in the payload none of it is buffered, in the trailer or a
- * header part may be. */
-static size_t rx_room(const struct sd_soft_rx *rx)
+/* Room the next read may fill in buf after the placed payload bytes it puts straight
+ * into place: all of buf's, or while large payloads stream (rx->bulk) up to
+ * SD_SOFT_RX_LOOKAHEAD bytes past the current FPDU. The parser has taken what it could:
+ * in the payload none of it is buffered, in the trailer or a header part may be. */
+static size_t rx_room(const struct sd_soft_rx *rx, size_t placed)
 {
     size_t room = SD_SOFT_RX_BUF - rx->end, need = SD_SOFT_RX_LOOKAHEAD;
 
     if (!rx->bulk)
         return room;
     if (rx->state == SD_SOFT_RX_PAYLOAD)
-        need += rx->payload_len - rx->payload_done + rx->trailer_len;
+        need += rx->payload_len - rx->payload_done - placed + rx->trailer_len;
     else if (rx->state == SD_SOFT_RX_TRAILER)
         need += rx->trailer_len - (rx->end - rx->start);
     return need < room ? need : room;
 }
 
-/* The next read: a large payload still to come straight into its place, the bytes
- * after it (up to the lookahead while large payloads stream) into buf; else into
- * buf. *direct tells which; *asked is the room offered. */
+/* The next read: a large payload still to come straight into its place and the bytes
+ * after it into buf (rx_room), else into buf only. *direct tells which; *asked is the
+ * room offered. */
 static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
 {
     struct sd_soft_rx *rx = &qp->rx;
@@ -373,13 +373,13 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
     *direct = !qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
               rx->dst && want >= SD_SOFT_DIRECT_RX;
     if (*direct) {
-        size_t room = rx->bulk ? SD_SOFT_RX_LOOKAHEAD : SD_SOFT_RX_BUF;
-        struct iovec iov[2] = { { rx->dst + rx->payload_done, want }, { rx->buf, room } };
+        struct iovec iov[2] = { { rx->dst + rx->payload_done, want },
+                                { rx->buf, rx_room(rx, want) } };
 
-        *asked = want + room;
+        *asked = want + iov[1].iov_len;
         return recvmsg(qp->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 }, MSG_DONTWAIT);
     }
-    *asked = rx_room(rx);
+    *asked = rx_room(rx, 0);
     return recv(qp->fd, rx->buf + rx->end, *asked, MSG_DONTWAIT);
 }
 
