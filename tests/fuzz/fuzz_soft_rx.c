@@ -6,9 +6,9 @@
  * CRC; the CRC sometimes wrong on purpose), tagged ones optionally aimed at the
  * region's STag, and raw unframed bytes now and then; some inputs grow every framed
  * FPDU past 16 KiB, the size soft-iWARP reads straight into place. The provider is
- * progressed and its completions polled after each. Checked: no crash, hang or sanitizer report;
- * every completion names a posted receive or the connection's end, and nothing
- * completes after CONN_LOST.
+ * progressed and its completions polled after each. Checked: no crash, hang or
+ * sanitizer report; every completion names a posted receive or the connection's end,
+ * and nothing completes after CONN_LOST.
  * fuzz-sources: common/log.c common/sd_libc.c common/sd_clock.c common/sd_addr.c
  * fuzz-sources: common/sd_num.c transport/provider.c transport/sd_irdord.c
  * fuzz-sources: transport/soft/soft_*.c */

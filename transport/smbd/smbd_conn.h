@@ -132,7 +132,8 @@ int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int 
  * alloc (cap bytes), which the engine takes over; it registers the message's len bytes
  * for local access and posts each fragment's payload from there; once every fragment
  * is done with (sent, or dropped with the connection, or at smbd_conn_free) it
- * deregisters them and calls release(alloc, cap). 0, or -errno with nothing taken (alloc is still the caller's). */
+ * deregisters them and calls release(alloc, cap). 0, or -errno with nothing taken
+ * (alloc is still the caller's). */
 int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, uint8_t *alloc,
                          size_t cap, void (*release)(uint8_t *alloc, size_t cap), uint64_t now_ms);
 /* Bytes accepted by smbd_conn_send and not yet handed to the provider. */
