@@ -185,6 +185,17 @@ static void describe_io_limits(struct smbd_link *link, const struct shim_config 
     io->channel_threshold = cfg->set.rdma_threshold;
     io->channel_io_size = cfg->set.channel_io_size;
     io->inline_only = 0;
+    /* Where registered memory is budgeted (RLIMIT_MEMLOCK), one I/O registers at most
+     * what the link reserved for it, and a message the program sends inline must fit
+     * the send buffers the connection can always have. */
+    if (smbd_link_io_limit(link) != UINT32_MAX) {
+        size_t can_send = smbd_conn_send_capacity(smbd_link_conn(link));
+
+        if (smbd_link_io_limit(link) < io->channel_io_size)
+            io->channel_io_size = smbd_link_io_limit(link);
+        if (can_send < io->peer_max_fragmented)
+            io->peer_max_fragmented = (uint32_t)can_send;
+    }
 }
 
 /* Swaps the program's fd for a socketpair end bridged to link. Consumes link.

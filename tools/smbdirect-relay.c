@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,9 +18,11 @@
 #include "log.h"
 #include "sd_addr.h"
 #include "sd_loop.h"
+#include "sd_pinned.h"
 #include "sd_settings.h"
 #include "smbd_bridge.h"
 #include "smbd_link.h"
+#include "smbd_memplan.h"
 
 #define RELAY_SHUTDOWN_MS 3000
 
@@ -410,25 +411,28 @@ static int parse_args(int argc, char **argv, struct relay *r, struct sd_settings
     return 0;
 }
 
-/* With verbs every registration is pinned and counted against RLIMIT_MEMLOCK (kernel
- * siw counts it even for root): says so at start when one connection at these settings
- * could need more than the limit (such a connection then fails naming RLIMIT_MEMLOCK). */
-static void warn_memlock(const struct sd_settings *set)
+/* With verbs every registration is pinned and counted against RLIMIT_MEMLOCK: says at
+ * start what one connection takes of it (each connection is fitted to what is left when
+ * it arrives, smbd_memplan.h, and refused with a log line when nothing fits). */
+static void report_memlock(const struct smbd_link_opts *o)
 {
-    struct rlimit rl;
-    uint64_t receives = (uint64_t)set->credits * set->max_receive_size;
-    uint64_t need = receives + set->max_fragmented_size + set->channel_memory + (1u << 20);
+    uint64_t limit = sd_pinned_limit();
+    struct smbd_memplan p;
 
-    if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+    if (!o->provider->pins_memory || limit == UINT64_MAX)
         return;
-    fprintf(stderr,
-            "relay: warning: RLIMIT_MEMLOCK is %llu KiB, but one SMB Direct connection on verbs "
-            "may pin up to %llu KiB (%llu KiB of receives, a send pool of about 1 MiB growing to "
-            "hold a %u-byte message, --channel-memory %u): raise it (ulimit -l, systemd "
-            "LimitMEMLOCK=) or lower --channel-memory/--credits\n",
-            (unsigned long long)(rl.rlim_cur >> 10), (unsigned long long)(need >> 10),
-            (unsigned long long)(receives >> 10), set->max_fragmented_size,
-            set->channel_memory);
+    if (smbd_memplan_make(&o->cfg, o->cfg.max_read_write_size, limit, &p) ==
+        SMBD_MEMPLAN_REFUSED) {
+        fprintf(stderr, "relay: warning: RLIMIT_MEMLOCK is %llu KiB: not even one SMB Direct "
+                "connection fits (%llu KiB needed); raise it (ulimit -l, LimitMEMLOCK=)\n",
+                (unsigned long long)(limit >> 10), (unsigned long long)(p.need_min >> 10));
+        return;
+    }
+    fprintf(stderr, "relay: RLIMIT_MEMLOCK is %llu KiB: a connection registers %llu KiB for "
+            "good and %llu KiB per I/O in flight (%llu KiB gives one connection full speed); "
+            "later connections get what is left, then are refused\n",
+            (unsigned long long)(limit >> 10), (unsigned long long)(p.fixed >> 10),
+            (unsigned long long)(p.reserve >> 10), (unsigned long long)(p.full >> 10));
 }
 
 int main(int argc, char **argv)
@@ -488,8 +492,7 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "relay: listening on %s (%s), backend %s\n", listen_str, r.opts.provider->name,
             r.backend_str);
-    if (strcmp(r.opts.provider->name, "rdma") == 0) /* verbs: registrations pin memory */
-        warn_memlock(&set);
+    report_memlock(&r.opts);
     rc = sd_loop_run(r.loop);
     if (rc < 0)
         fprintf(stderr, "smbdirect-relay: event loop failed: %s\n", strerror(-rc));

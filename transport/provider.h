@@ -29,6 +29,11 @@ enum sd_access {
     SD_ACCESS_LOCAL_WRITE = 1,  /* the local provider may write (receives, read sinks) */
     SD_ACCESS_REMOTE_READ = 2,  /* the peer may RDMA Read it */
     SD_ACCESS_REMOTE_WRITE = 4, /* the peer may RDMA Write it */
+    /* The local sink of this side's RDMA Reads (implies local write). On iWARP the Read
+     * Response is a tagged write into the sink's STag (RFC 5040 4.4), so a provider that
+     * needs it grants the peer remote write to this region, which then serves the Read
+     * without a second registration of the same pages. */
+    SD_ACCESS_READ_SINK = 8,
 };
 
 /* A registered memory region. addr is the tagged offset the peer uses with rkey
@@ -162,6 +167,11 @@ struct sd_provider_ops {
      * matter: every provider's post_send puts invalidate_rkey on the wire as a Send with
      * Invalidate of that STag, which a server owes a client that asked for it. */
     int remote_invalidation;
+
+    /* 1 when every registration pins memory that the kernel charges to RLIMIT_MEMLOCK
+     * (verbs): the engine then budgets its registrations against that limit
+     * (sd_pinned.h). 0 when registering pins nothing (soft-iWARP). */
+    int pins_memory;
 
     /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the
      * Appendix A header), 0 for InfiniBand/RoCE (port 445), negative errno when

@@ -6,7 +6,11 @@
  * READ/WRITE channel (A the relay's server role, B the shim's client role), a channel
  * memory budget holds WRITEs back, in order, instead of failing them: on the client side
  * the program's next request waits in its stream, on the server side the client's next
- * channel WRITE waits for its RDMA Read. */
+ * channel WRITE waits for its RDMA Read. Where registering pins memory (soft-iWARP
+ * wrapped to count as a device does, th_pinned.h), pipelined channel READs and WRITEs of
+ * every size up to the link's I/O limit all arrive intact, over the channel, both under
+ * a low RLIMIT_MEMLOCK (planned at connect) and when registrations are refused past a
+ * byte count with no limit set (as a kernel does when something else pinned memory). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -28,6 +32,8 @@
 #include "smbd_bridge.h"
 #include "smbd_link.h"
 #include "soft/soft_cm.h"
+#include "sd_pinned.h"
+#include "th_pinned.h"
 #include "th_smb2.h"
 
 #define BT_END_BOUND_MS 5000
@@ -36,6 +42,7 @@ struct bt_side {
     int app_fd;                /* the test's end of the stream */
     struct smbd_bridge *bridge;
     uint64_t chan_mem_peak;    /* the bridge's channel buffers at most (at its end) */
+    uint64_t rdma_ios;         /* channel READs + WRITEs it moved by RDMA (at its end) */
     int ended, end_err;
     char reason[256];
     uint64_t ended_at;
@@ -53,6 +60,11 @@ struct bt_pair {
 };
 
 /* ---- setup ---- */
+
+/* The providers of the passive and the active link (the listener is soft-iWARP's
+ * either way). */
+static const struct sd_provider_ops *bt_provider = &sd_soft_provider;
+static const struct sd_provider_ops *bt_provider_active = &sd_soft_provider;
 
 static void bt_accepted(void *ctx, struct smbd_link *k, int err, const char *why)
 {
@@ -88,6 +100,8 @@ static void *bt_dial(void *arg)
     char why[200];
 
     smbd_config_default(&o.cfg, SMBD_ROLE_ACTIVE);
+    o.provider = bt_provider_active;
+    o.io_size = 2u << 20; /* the shim's default channel I/O */
     if (smbd_link_dial((struct sockaddr *)&dst, sizeof(dst), &o, &p->active, why,
                        sizeof(why)) < 0)
         snprintf(p->dial_why, sizeof(p->dial_why), "dial: %s", why); /* checked on join */
@@ -99,6 +113,7 @@ static void bt_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
     struct bt_side *s = ctx;
 
     s->chan_mem_peak = st->chan.mem_peak;
+    s->rdma_ios = st->chan.rdma_reads + st->chan.rdma_writes;
     s->ended++;
     s->end_err = err;
     s->ended_at = sd_now_ms();
@@ -147,7 +162,7 @@ static void bt_setup_opts(struct bt_pair *p, int tcp_b, const struct smbd_bridge
     p->loop = sd_loop_new();
     assert_non_null(p->loop);
     smbd_config_default(&p->opts.cfg, SMBD_ROLE_PASSIVE);
-    p->opts.provider = &sd_soft_provider;
+    p->opts.provider = bt_provider;
     p->opts.ird = p->opts.ord = 16;
     p->opts.smbd_ird_ord_header = 1;
     p->opts.timeout_ms = 5000;
@@ -695,6 +710,212 @@ static void test_channel_budget_for_the_process_holds_writes_too(void **state)
     bc_run(&relay, &shim, 1);
 }
 
+/* ---- registered memory that pins (RLIMIT_MEMLOCK) ---- */
+
+#define BM_IOS 16
+
+static uint32_t bm_size(int i, uint32_t io_max)
+{
+    static const uint32_t sizes[] = { 4097, 65536, 300000, 0, 0 }; /* 0: the largest */
+    uint32_t s = sizes[i % 5];
+
+    return s == 0 || s > io_max ? io_max : s;
+}
+
+static void bm_read_data(uint8_t *b, uint64_t id, uint32_t len)
+{
+    for (uint32_t k = 0; k < len; k++)
+        b[k] = (uint8_t)(id * 13 + k * 3);
+}
+
+struct bm_program {
+    int fd;
+    uint32_t io_max;
+    int ok;
+    char error[200];
+};
+
+/* The program: BM_IOS requests back to back, WRITEs (even) and READs (odd). */
+static void *bm_program_requests(void *arg)
+{
+    struct bm_program *pr = arg;
+    uint8_t *m = malloc(TH_RW_FIXED + pr->io_max);
+
+    for (int i = 0; i < BM_IOS && m; i++) {
+        uint32_t len = bm_size(i, pr->io_max);
+
+        bc_send_frame(pr->fd, m, i % 2 == 0 ? th_smb2_plain_write(m, (uint64_t)i + 1, len)
+                                            : th_smb2_plain_read(m, (uint64_t)i + 1, len));
+    }
+    free(m);
+    return NULL;
+}
+
+/* The program's reader: an answer to every request, READ data intact (the server may
+ * answer in any order: the relay starts a WRITE's RDMA Read before forwarding it). */
+static void *bm_program_answers(void *arg)
+{
+    struct bm_program *pr = arg;
+    uint8_t *got = malloc(80 + pr->io_max + 64), *want = malloc(pr->io_max);
+    int seen[BM_IOS] = { 0 };
+    long n;
+
+    for (int k = 0; k < BM_IOS; k++) {
+        int i;
+        uint32_t len;
+
+        n = bc_recv_frame(pr->fd, got, 80 + pr->io_max + 64, 20000);
+        if (n < 64 || (i = got[24] - 1) < 0 || i >= BM_IOS || seen[i]++) {
+            snprintf(pr->error, sizeof(pr->error), "answer %d missing or unexpected", k);
+            goto out;
+        }
+        len = bm_size(i, pr->io_max);
+        if (i % 2 == 1) {
+            bm_read_data(want, (uint64_t)i + 1, len);
+            if (n != 80 + (long)len || memcmp(got + 80, want, len) != 0) {
+                snprintf(pr->error, sizeof(pr->error), "READ %d: %ld bytes, data %s", i, n,
+                         n == 80 + (long)len ? "differs" : "short");
+                goto out;
+            }
+        }
+    }
+    pr->ok = 1;
+out:
+    free(got);
+    free(want);
+    return NULL;
+}
+
+/* Relay and shim bridges, the shim's channel on: the backend (this thread) sees each
+ * WRITE whole with its data and answers it, answers each READ with data; the program
+ * sees every answer. Every I/O went by RDMA (none inline, where the larger ones could
+ * not go: MaxFragmentedSize). With refuse_after, registrations through th_pinning_ops
+ * are refused once they would hold that many bytes more than when the links were up. */
+static void bm_run(size_t refuse_after)
+{
+    const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096 };
+    struct bm_program prog = { 0 }, ans = { 0 };
+    uint8_t small[256], *got, *want;
+    struct bt_pair p;
+    pthread_t tw, tr;
+    long n;
+    struct smbd_params sp;
+
+    bt_setup_opts(&p, 1, &relay, &shim);
+    if (refuse_after)
+        th_pinning_refuse_past(th_pinning_live() + refuse_after);
+    /* the shim's cap: its channel I/O, the link's limit, the relay's MaxReadWriteSize */
+    assert_int_equal(smbd_conn_query(smbd_link_conn(p.active), &sp), 0);
+    prog.io_max = smbd_link_io_limit(p.active);
+    if (prog.io_max > sp.neg.max_read_write_size)
+        prog.io_max = sp.neg.max_read_write_size;
+    if (prog.io_max > 2u << 20)
+        prog.io_max = 2u << 20;
+    print_message("# largest I/O %u bytes\n", prog.io_max);
+    got = malloc(TH_RW_FIXED + prog.io_max + 64);
+    want = malloc(TH_RW_FIXED + prog.io_max);
+    bc_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
+    assert_int_equal(bc_recv_frame(p.b.app_fd, got, 256, 5000), 129);
+    prog.fd = ans.fd = p.b.app_fd;
+    ans.io_max = prog.io_max;
+    assert_int_equal(pthread_create(&tw, NULL, bm_program_requests, &prog), 0);
+    assert_int_equal(pthread_create(&tr, NULL, bm_program_answers, &ans), 0);
+    for (int k = 0, seen[BM_IOS] = { 0 }; k < BM_IOS; k++) {
+        int i;
+        uint32_t len;
+
+        n = bc_recv_frame(p.a.app_fd, got, TH_RW_FIXED + prog.io_max + 64, 20000);
+        if (n < 0)
+            fail_msg("the backend got no request %d (shim: %s; relay: %s)", k, p.b.reason,
+                     p.a.reason);
+        i = got[24] - 1; /* MessageId: READs reach it before the WRITEs' RDMA Reads end */
+        assert_true(i >= 0 && i < BM_IOS && !seen[i]++);
+        assert_int_equal(got[12], i % 2 ? 8 : 9);
+        len = bm_size(i, prog.io_max);
+        const struct th_hdr h = { .command = (uint16_t)(i % 2 ? 8 : 9),
+                                  .message_id = (uint64_t)i + 1 };
+
+        if (i % 2 == 0) {
+            th_smb2_plain_write(want, 0, len);
+            assert_int_equal(n, TH_RW_FIXED + len);
+            assert_memory_equal(got + TH_RW_FIXED, want + TH_RW_FIXED, len);
+            bc_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, len));
+        } else {
+            size_t hl = th_smb2_read_resp(want, &h, 80, len, 0);
+
+            bm_read_data(want + hl, (uint64_t)i + 1, len);
+            bc_send_frame(p.a.app_fd, want, hl + len);
+        }
+    }
+    pthread_join(tw, NULL);
+    pthread_join(tr, NULL);
+    free(got);
+    free(want);
+    bt_teardown(&p);
+    if (!ans.ok)
+        fail_msg("program: %s", ans.error);
+    /* the 4097-byte and larger I/Os all went by RDMA, on both sides */
+    assert_int_equal(p.b.rdma_ios, BM_IOS);
+    assert_int_equal(p.a.rdma_ios, BM_IOS);
+}
+
+static int bm_teardown(void **state)
+{
+    (void)state;
+    bt_provider = bt_provider_active = &sd_soft_provider;
+    th_pinning_refuse_past(SIZE_MAX);
+    th_memlock_restore();
+    assert_int_equal(sd_pinned_used(), 0);
+    assert_int_equal(th_pinning_live(), 0);
+    return 0;
+}
+
+/* Both ends in this process share Debian's default 8 MiB: the relay's link, planned
+ * second, gets fewer credits and a smaller I/O, and the pipelined I/O waits its turn
+ * instead of failing. */
+static void test_pinned_memory_under_debians_default_memlock_moves_every_io(void **state)
+{
+    (void)state;
+    bt_provider = bt_provider_active = th_pinning_ops(&sd_soft_provider);
+    th_memlock_set(8u << 20);
+    th_pinning_refuse_past(SIZE_MAX);
+    bm_run(0);
+    print_message("# registered at most %zu bytes of an 8 MiB limit\n", th_pinning_peak());
+    assert_true(th_pinning_peak() <= (8u << 20));
+}
+
+/* No limit to plan by (root: CAP_IPC_LOCK), but registrations are refused past extra
+ * bytes more than the link's permanent buffers (room for one 2 MiB I/O, not two), as Linux 6.1's siw does to root, or a kernel
+ * when something else in the process pinned memory: the refused I/O waits for earlier
+ * ones and goes by RDMA. One side at a time: in one process the two sides' memory would
+ * wait on each other, which two processes never do. */
+static void bm_refused(const struct sd_provider_ops **side, size_t extra)
+{
+    th_memlock_restore(); /* as the runner has it: root's CAP_IPC_LOCK means no limit */
+    if (sd_pinned_limit() != UINT64_MAX)
+        skip(); /* a limit would plan the links instead; root (CI) runs this */
+    *side = th_pinning_ops(&sd_soft_provider);
+    th_pinning_refuse_past(SIZE_MAX);
+    bm_run(extra);
+    print_message("# registered at most %zu bytes; %u registrations refused\n",
+                  th_pinning_peak(), th_pinning_refused());
+    assert_true(th_pinning_refused() > 0); /* the waits were taken */
+}
+
+static void test_the_shims_refused_registrations_delay_io_but_lose_none(void **state)
+{
+    (void)state;
+    bm_refused(&bt_provider_active, 3u << 20); /* the shim registers I/Os until answered */
+}
+
+static void test_the_relays_refused_registrations_delay_io_but_lose_none(void **state)
+{
+    (void)state;
+    bm_refused(&bt_provider, (2u << 20) + (128u << 10)); /* the relay's last a moment */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -705,6 +926,12 @@ int main(void)
         cmocka_unit_test(test_channel_budget_holds_the_programs_next_write),
         cmocka_unit_test(test_channel_budget_serialises_the_relays_rdma_reads),
         cmocka_unit_test(test_channel_budget_for_the_process_holds_writes_too),
+        cmocka_unit_test_teardown(test_pinned_memory_under_debians_default_memlock_moves_every_io,
+                                  bm_teardown),
+        cmocka_unit_test_teardown(test_the_shims_refused_registrations_delay_io_but_lose_none,
+                                  bm_teardown),
+        cmocka_unit_test_teardown(test_the_relays_refused_registrations_delay_io_but_lose_none,
+                                  bm_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,14 +2,16 @@
  * bridge_chan.c), client role, over an engine on the fake provider with a recording
  * host: a large WRITE's data is registered in the stream buffer it arrived in (taken
  * over, not copied) and the request leaves rewritten; a small one is copied and its
- * buffer left to the stream; when registration is refused after the buffer was taken,
- * the message still leaves unchanged (through the host), from the memory now held by
- * the channel, and later I/O goes inline. */
+ * buffer left to the stream; a refused registration (RLIMIT_MEMLOCK) leaves the WRITE in
+ * the stream, untaken and unsent, to be offered again: it waits while earlier I/O holds
+ * registered memory, and with nothing in flight the connection ends after a grace time,
+ * never a message sent inline that the peer must reject. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +28,8 @@
 struct host_rec {
     uint8_t *stream_buf;   /* the "framer" buffer holding the offered message */
     size_t stream_cap;
-    int taken, inline_sent, failed;
-    size_t inline_len;
-    uint8_t *inline_copy;
+    int taken, failed;
+    char why[400];
 };
 
 static int rec_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
@@ -40,8 +41,11 @@ static int rec_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t
 
 static void rec_fail(void *ctx, int err, const char *why)
 {
-    (void)err, (void)why;
-    ((struct host_rec *)ctx)->failed++;
+    struct host_rec *h = ctx;
+
+    (void)err;
+    h->failed++;
+    snprintf(h->why, sizeof(h->why), "%s", why);
 }
 
 static int rec_take(void *ctx, uint8_t **mem, size_t *cap)
@@ -51,17 +55,6 @@ static int rec_take(void *ctx, uint8_t **mem, size_t *cap)
     *mem = h->stream_buf;
     *cap = h->stream_cap;
     h->taken++;
-    return 0;
-}
-
-static int rec_send_inline(void *ctx, const uint8_t *msg, size_t len)
-{
-    struct host_rec *h = ctx;
-
-    h->inline_sent++;
-    h->inline_len = len;
-    h->inline_copy = malloc(len);
-    memcpy(h->inline_copy, msg, len);
     return 0;
 }
 
@@ -86,7 +79,6 @@ static void rig_open(struct rig *r)
     const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
                                            .remote_invalidation = 1, .to_stream = rec_to_stream,
                                            .fail = rec_fail, .take_message = rec_take,
-                                           .send_inline = rec_send_inline,
                                            .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
     r->ch = bridge_chan_new(BRIDGE_CHAN_CLIENT, 4096, &host);
     assert_non_null(r->ch);
@@ -122,7 +114,7 @@ static void test_large_write_is_registered_where_it_lies(void **state)
     mrs = fake_mr_count(r.e.qp);
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
     assert_int_equal(r.h.taken, 1);          /* the stream's buffer, not a copy */
-    assert_int_equal(r.h.failed + r.h.inline_sent, 0);
+    assert_int_equal(r.h.failed, 0);
     assert_int_equal(fake_sent_count(r.e.qp), 1);
     assert_true(fake_sent_get(r.e.qp, 0)->len < 1024); /* the rewritten request only */
     assert_int_equal(fake_mr_count(r.e.qp), mrs + 1); /* the WRITE's data */
@@ -142,30 +134,57 @@ static void test_small_write_is_copied(void **state)
     rig_close(&r);
 }
 
-static void test_refused_registration_after_take_sends_the_message_unchanged(void **state)
+/* The grace time bridge_chan gives a refused registration with nothing in flight. */
+#define GRACE_MS 3000u
+
+static void test_refused_registration_with_nothing_in_flight_waits_then_ends(void **state)
 {
-    static uint8_t want[TH_RW_FIXED + MIB];
     struct rig r;
+    size_t sent;
 
     (void)state;
     rig_open(&r);
     offer_write(&r, 1, MIB);
-    memcpy(want, r.msg, r.len);
+    sent = fake_sent_count(r.e.qp);
     fake_fail_reg_mr(r.e.qp, -ENOMEM);
-    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000), BRIDGE_CHAN_WAIT);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + GRACE_MS - 1),
+                     BRIDGE_CHAN_WAIT);
+    assert_int_equal(r.h.taken + r.h.failed, 0); /* still the stream's, nothing ended */
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + GRACE_MS), -1);
+    assert_int_equal(r.h.failed, 1);
+    assert_non_null(strstr(r.h.why, "RLIMIT_MEMLOCK"));
+    assert_int_equal(r.h.taken, 0);
+    assert_int_equal(fake_sent_count(r.e.qp), sent); /* nothing went to the peer */
     fake_fail_reg_mr(r.e.qp, 0);
-    assert_int_equal(r.h.taken, 1);
-    assert_int_equal(r.h.inline_sent, 1);
-    assert_int_equal(r.h.inline_len, r.len);
-    assert_memory_equal(r.h.inline_copy, want, r.len);
-    assert_int_equal(r.h.failed, 0);
-    free(r.h.inline_copy);
-    /* from now on I/O goes inline: the next large WRITE is left to the stream */
-    offer_write(&r, 2, MIB);
-    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 0);
-    assert_int_equal(r.h.taken, 1);
     buf_pool_put(r.h.stream_buf, r.h.stream_cap);
     rig_close(&r);
+}
+
+static void test_refused_registration_waits_while_earlier_io_is_in_flight(void **state)
+{
+    struct rig r;
+    size_t sent;
+
+    (void)state;
+    rig_open(&r);
+    offer_write(&r, 1, MIB);
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000), 1); /* in flight */
+    offer_write(&r, 2, MIB);
+    sent = fake_sent_count(r.e.qp);
+    fake_fail_reg_mr(r.e.qp, -ENOMEM);
+    /* long past the grace time: WRITE 1 holds memory that comes back with its answer */
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + 10 * GRACE_MS),
+                     BRIDGE_CHAN_WAIT);
+    assert_int_equal(r.h.taken, 1);
+    assert_int_equal(r.h.failed, 0);
+    assert_int_equal(fake_sent_count(r.e.qp), sent);
+    fake_fail_reg_mr(r.e.qp, 0); /* memory came free: the same WRITE goes by the channel */
+    assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + 10 * GRACE_MS + 2), 1);
+    assert_int_equal(r.h.taken, 2);
+    assert_int_equal(fake_sent_count(r.e.qp), sent + 1);
+    assert_true(fake_sent_get(r.e.qp, sent)->len < 1024); /* the rewritten request */
+    rig_close(&r); /* both WRITEs' buffers are the channel's: freed here */
 }
 
 int main(void)
@@ -173,7 +192,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_large_write_is_registered_where_it_lies),
         cmocka_unit_test(test_small_write_is_copied),
-        cmocka_unit_test(test_refused_registration_after_take_sends_the_message_unchanged),
+        cmocka_unit_test(test_refused_registration_with_nothing_in_flight_waits_then_ends),
+        cmocka_unit_test(test_refused_registration_waits_while_earlier_io_is_in_flight),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,8 +98,9 @@ static const struct smbd_upper th_upper_streaming = {
     .terminated = th_terminated,
 };
 
-static void end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
-                     struct sd_qp *qp, const struct smbd_upper *upper)
+static void end_init_ops(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                         struct sd_qp *qp, const struct smbd_upper *upper,
+                         const struct sd_provider_ops *ops)
 {
     struct smbd_config def;
 
@@ -109,9 +110,21 @@ static void end_init(struct th_end *e, enum smbd_role role, const struct smbd_co
         cfg = &def;
     }
     e->qp = qp;
-    e->conn = smbd_conn_new(role, cfg, &fake_provider, qp, upper, e);
+    e->conn = smbd_conn_new(role, cfg, ops, qp, upper, e);
     if (!e->conn)
         abort();
+}
+
+static void end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                     struct sd_qp *qp, const struct smbd_upper *upper)
+{
+    end_init_ops(e, role, cfg, qp, upper, &fake_provider);
+}
+
+void th_end_init_ops(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                     struct sd_qp *qp, const struct sd_provider_ops *ops)
+{
+    end_init_ops(e, role, cfg, qp, &th_upper, ops);
 }
 
 void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,

@@ -39,6 +39,9 @@ struct th_end {
 /* Creates the engine (asserting success); cfg NULL means defaults for role. */
 void th_end_init(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
                  struct sd_qp *qp);
+/* The same over ops, a wrapper of fake_provider's (th_pinned.h). */
+void th_end_init_ops(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
+                     struct sd_qp *qp, const struct sd_provider_ops *ops);
 /* The same with deliver_fragment (streaming delivery) instead of deliver. */
 void th_end_init_streaming(struct th_end *e, enum smbd_role role, const struct smbd_config *cfg,
                            struct sd_qp *qp);

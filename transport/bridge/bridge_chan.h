@@ -60,10 +60,6 @@ struct bridge_chan_host {
      * message being offered (*mem, *cap bytes, for buf_pool_put; the message stays
      * where it is), which then counts as taken. 0 or -errno (nothing changed). */
     int (*take_message)(void *ctx, uint8_t **mem, size_t *cap);
-    /* Sends a stream message to the peer unchanged (what a 0 from bridge_chan_from_stream
-     * asks for), for a message whose buffer was already taken. 0, or -1 after the bridge
-     * was failed. */
-    int (*send_inline)(void *ctx, const uint8_t *msg, size_t len);
 };
 
 struct bridge_chan;

@@ -44,7 +44,8 @@
 #define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
 #define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
 #define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
-#define BRIDGE_CHAN_RETRY_MS 2          /* retry while the channel waits for buffer memory */
+#define BRIDGE_CHAN_RETRY_MS 2          /* retry while a message waits for memory */
+#define BRIDGE_SEND_WAIT     BRIDGE_CHAN_WAIT /* bridge_send_message: no send buffers now */
 #define BRIDGE_HALF_CLOSE_MS 10000      /* after the program's SHUT_WR: the most we wait for
                                            the answers to what it asked */
 #define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
@@ -75,9 +76,14 @@ struct smbd_bridge {
     int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
     size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
     int offered_taken;      /* ... and the channel took its buffer (chan_take_message_cb) */
-    int chan_wait;          /* the channel has no buffer room for the next stream message:
-                               it stays in the framer, the stream is not read */
-    int64_t retry_timer;    /* armed while the channel waits for buffer memory */
+    int mem_wait;           /* no memory for the next stream message now (channel buffers,
+                               or registered send buffers near RLIMIT_MEMLOCK): it stays in
+                               the framer (or in held_msg), the stream is not read */
+    uint8_t *held_alloc;    /* a large message taken from the framer whose copy into send */
+    size_t held_cap;        /* buffers must wait for memory: its allocation, */
+    const uint8_t *held_msg; /* ... where it lies in it and its length */
+    size_t held_len;
+    int64_t retry_timer;    /* armed while a message or the channel waits for memory */
     int recv_paused;        /* stream queue high: receive credits paused */
     int stream_eof;
     int program_exiting;    /* smbd_bridge_finish: the stream drained means its EOF */
@@ -187,6 +193,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     out_queue_free(&b->outq);
     sd_buf_free(&b->held);
     sd_buf_free(&b->whole);
+    if (b->held_alloc)
+        buf_pool_put(b->held_alloc, b->held_cap);
     buf_pool_unref();
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
@@ -484,20 +492,23 @@ static const struct smbd_upper bridge_upper = {
 
 /* ---- stream -> link ---- */
 
-/* Whether the stream is not read now: the engine's send queue is full, or the channel
- * waits for buffer memory for the message at the framer's head. */
+/* Whether the stream is not read now: the engine's send queue is full, or the message
+ * at the framer's head (or held_msg) waits for memory. */
 static int stream_held(const struct smbd_bridge *b)
 {
-    return b->send_blocked || b->chan_wait;
+    return b->send_blocked || b->mem_wait;
 }
 
-/* One message from the stream to the SMB Direct peer unchanged. 0, or -1 after the
- * bridge was failed. */
+/* One message from the stream to the SMB Direct peer unchanged. 0, BRIDGE_SEND_WAIT (the
+ * send buffers it needs cannot be registered until earlier sends complete: nothing was
+ * sent, offer it again), or -1 after the bridge was failed. */
 static int bridge_send_message(struct smbd_bridge *b, const uint8_t *msg, size_t len,
                                uint64_t now)
 {
     int rc = smbd_conn_send(b->conn, &(struct iovec){ (void *)msg, len }, 1, now);
 
+    if (rc == -EAGAIN)
+        return BRIDGE_SEND_WAIT;
     if (rc == -EMSGSIZE) {
         fail_too_large(b, len);
         return -1;
@@ -516,15 +527,18 @@ static void release_to_pool(uint8_t *alloc, size_t cap)
 
 /* A large stream message for the peer unchanged, without a copy: the framer's buffer
  * holding it goes to the engine, which posts its fragments from there and gives it
- * back to the pool once sent. 0, 1 when it could not be handed over (the message was
- * not taken: send it as usual), or -1 after the bridge was failed. */
+ * back to the pool once sent. 0 (sent, or held in held_msg until send buffers come
+ * free), 1 when it could not be handed over (the message was not taken: send it as
+ * usual), or -1 after the bridge was failed. Not where registered memory is budgeted
+ * (RLIMIT_MEMLOCK): a copy registers fewer bytes than the message plus its headers. */
 static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t len, uint64_t now)
 {
     uint8_t *mem;
     size_t cap;
     int rc;
 
-    if (len < BUF_POOL_MIN || b->copy_sends || smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
+    if (len < BUF_POOL_MIN || b->copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
+        smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
         return 1;
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
     if (rc == 0)
@@ -536,13 +550,34 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
         b->copy_sends = 1;
     }
     rc = bridge_send_message(b, msg, len, now); /* copied; a too-large one fails the bridge */
+    if (rc == BRIDGE_SEND_WAIT) {
+        b->held_alloc = mem;
+        b->held_cap = cap;
+        b->held_msg = msg;
+        b->held_len = len;
+        b->mem_wait = 1;
+        return 0;
+    }
     buf_pool_put(mem, cap);
     return rc < 0 ? -1 : 0;
 }
 
-static int chan_send_inline_cb(void *ctx, const uint8_t *msg, size_t len)
+/* Sends held_msg if there is one: 0 when none is left, 1 while it still waits, -1 after
+ * the bridge was failed. */
+static int bridge_send_held(struct smbd_bridge *b, uint64_t now)
 {
-    return bridge_send_message(ctx, msg, len, sd_now_ms());
+    int rc;
+
+    if (!b->held_alloc)
+        return 0;
+    rc = bridge_send_message(b, b->held_msg, b->held_len, now);
+    if (rc == BRIDGE_SEND_WAIT) {
+        b->mem_wait = 1;
+        return 1;
+    }
+    buf_pool_put(b->held_alloc, b->held_cap);
+    b->held_alloc = NULL;
+    return rc < 0 ? -1 : 0;
 }
 
 /* The channel keeps the message being offered (b->offered) in its own buffer. */
@@ -566,6 +601,8 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     size_t len;
     int rc;
 
+    if (!b->ending && !stream_held(b) && bridge_send_held(b, now) != 0)
+        return;
     while (!b->ending && !stream_held(b)) {
         rc = smbd_framer_peek(&b->framer, &msg, &len, &why);
         if (rc == 0)
@@ -594,17 +631,22 @@ static void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
         if (rc < 0)
             return;
         if (rc == BRIDGE_CHAN_WAIT) {
-            b->chan_wait = 1; /* bridge_sync offers it again as memory frees */
+            b->mem_wait = 1; /* bridge_sync offers it again as memory frees */
             return;
         }
         if (rc == 0 && !b->offered_taken) { /* unchanged: handed over, or copied */
             rc = bridge_send_owned(b, msg, len, now);
-            if (rc == 1) {
-                smbd_framer_drop(&b->framer, len); /* msg stays readable until the next read */
+            if (rc == 1) { /* not taken: copied from the framer, then dropped from it */
                 rc = bridge_send_message(b, msg, len, now);
+                if (rc == BRIDGE_SEND_WAIT) {
+                    b->mem_wait = 1; /* it stays in the framer: offered again */
+                    return;
+                }
+                if (rc == 0)
+                    smbd_framer_drop(&b->framer, len);
             }
-            if (rc < 0)
-                return;
+            if (rc < 0 || b->held_alloc)
+                return; /* failed, or held_msg waits for send buffers */
         } else if (!b->offered_taken) {
             smbd_framer_drop(&b->framer, len); /* the channel sent it rewritten */
         }
@@ -767,18 +809,18 @@ static void bridge_retry_cb(void *ctx, uint64_t now)
     bridge_sync(b);
 }
 
-/* Offers freed channel memory to what waits for it (the stream's next message, the
- * relay's channel WRITEs); while anything still waits, looks again shortly, since
- * memory other connections free raises no event here. */
-static void bridge_chan_wait(struct smbd_bridge *b, uint64_t now)
+/* Offers freed memory to what waits for it (the stream's next message, the relay's
+ * channel WRITEs); while anything still waits, looks again shortly, since memory other
+ * connections free raises no event here. */
+static void bridge_mem_wait(struct smbd_bridge *b, uint64_t now)
 {
-    int waiting = bridge_chan_retry(b->chan);
+    int waiting = b->chan ? bridge_chan_retry(b->chan) : 0;
 
-    if (b->chan_wait && !b->send_blocked) {
-        b->chan_wait = 0;
+    if (b->mem_wait && !b->send_blocked) {
+        b->mem_wait = 0;
         bridge_send_buffered(b, now);
     }
-    if ((waiting || b->chan_wait) && b->retry_timer <= 0 && !b->ending)
+    if ((waiting || b->mem_wait) && b->retry_timer <= 0 && !b->ending)
         b->retry_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CHAN_RETRY_MS,
                                            bridge_retry_cb, b);
 }
@@ -811,11 +853,10 @@ static void bridge_sync(struct smbd_bridge *b)
         b->send_blocked = 0;
         bridge_send_buffered(b, now); /* messages already in the framer need no event */
     }
-    if (b->chan)
-        bridge_chan_wait(b, now);
+    bridge_mem_wait(b, now);
     if (b->program_exiting && !b->stream_eof && !stream_held(b))
         bridge_read_stream(b); /* to the end of what the exiting program wrote */
-    if (b->stream_eof && !b->disconnecting && !b->ending && !b->chan_wait &&
+    if (b->stream_eof && !b->disconnecting && !b->ending && !b->mem_wait && !b->held_alloc &&
         smbd_conn_send_queued(b->conn) == 0 && !awaits_answers(b)) {
         b->disconnecting = 1;
         smbd_conn_disconnect(b->conn);
@@ -877,7 +918,6 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .inline_io = chan_inline_io_cb,
                                                .stream_backlog = chan_backlog_cb,
                                                .take_message = chan_take_message_cb,
-                                               .send_inline = chan_send_inline_cb,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
                                                    or_unbounded(opts->channel_memory_total) };

@@ -13,6 +13,8 @@
 
 #include "log.h"
 #include "sd_addr.h"
+#include "sd_pinned.h"
+#include "smbd_memplan.h"
 
 #define LINK_WC_BATCH    32
 #define LINK_PUMP_ROUNDS 4
@@ -22,6 +24,7 @@ struct smbd_link {
     struct sd_qp *qp;
     struct smbd_conn *conn;
     struct sd_cm_result cm;
+    uint32_t io_limit;            /* smbd_link_io_limit */
 
     int bound;                    /* an owner's upcalls are installed (smbd_link_set_upper) */
     int term_err;                 /* why the negotiation ended (link_terminated) */
@@ -67,6 +70,76 @@ static const struct smbd_upper link_upper = {
 
 /* ---- construction ---- */
 
+/* What a connection of o may register where that pins memory (RLIMIT_MEMLOCK): its
+ * configuration (credits, and MaxReadWriteSize offered by the passive side) and the
+ * reserve for one I/O. */
+struct link_plan {
+    struct smbd_config cfg;
+    uint32_t io_limit;            /* UINT32_MAX: no limit binds */
+    uint64_t charged;             /* charged to the process for the connection: its
+                                     permanent buffers and one I/O (the engine's reserve) */
+};
+
+static uint64_t kib(uint64_t bytes) { return (bytes + 1023) / 1024; }
+
+/* Fits a connection of o into what the process may still pin (smbd_memplan.h) and
+ * charges that at once, so connections set up side by side cannot count the same room;
+ * logs what had to shrink. 0, or -ENOMEM with the reason in why (nothing fits). */
+static int link_plan(const struct smbd_link_opts *o, enum smbd_role role, struct link_plan *lp,
+                     char *why, size_t whylen)
+{
+    uint32_t want = o->io_size ? o->io_size : o->cfg.max_read_write_size;
+    uint64_t limit = sd_pinned_limit(), room, pinned;
+    struct smbd_memplan p;
+    enum smbd_memplan_fit fit;
+
+    lp->cfg = o->cfg;
+    lp->io_limit = UINT32_MAX;
+    lp->charged = 0;
+    if (!o->provider->pins_memory || limit == UINT64_MAX)
+        return 0;
+    /* A server shares the limit among its clients: under one it offers each the I/O size
+     * Windows' and Linux' clients use by default instead of taking all the room. */
+    if (role == SMBD_ROLE_PASSIVE && want > SMBD_MEMPLAN_IO_FIRST)
+        want = SMBD_MEMPLAN_IO_FIRST;
+    do {
+        room = sd_pinned_room();
+        pinned = sd_pinned_used();
+        fit = smbd_memplan_make(&o->cfg, want, room, &p);
+    } while (fit != SMBD_MEMPLAN_REFUSED && sd_pinned_charge(p.fixed + p.reserve) < 0);
+    if (fit == SMBD_MEMPLAN_REFUSED) {
+        snprintf(why, whylen, "RLIMIT_MEMLOCK is %llu KiB and the process has %llu KiB "
+                 "registered already: an SMB Direct connection on %s needs at least %llu KiB more "
+                 "(%llu KiB for full speed); raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK= in "
+                 "a systemd unit, /etc/security/limits.d)", (unsigned long long)kib(limit),
+                 (unsigned long long)kib(pinned), o->provider->name,
+                 (unsigned long long)kib(p.need_min), (unsigned long long)kib(p.full));
+        return -ENOMEM;
+    }
+    if (p.credits < lp->cfg.receive_credit_max)
+        lp->cfg.receive_credit_max = p.credits;
+    if (p.credits < lp->cfg.send_credit_target)
+        lp->cfg.send_credit_target = p.credits;
+    if (role == SMBD_ROLE_PASSIVE && p.io < lp->cfg.max_read_write_size)
+        lp->cfg.max_read_write_size = p.io; /* offered: no client I/O needs more */
+    lp->io_limit = p.io;
+    lp->charged = p.fixed + p.reserve;
+    if (fit == SMBD_MEMPLAN_SHRUNK)
+        sd_warn("RLIMIT_MEMLOCK is %llu KiB (%llu KiB registered by the process already): this "
+                "SMB Direct connection uses %u credits (of %u) and I/Os of at most %u KiB (of "
+                "%u); %llu KiB or more gives full speed (ulimit -l, LimitMEMLOCK=, "
+                "/etc/security/limits.d)", (unsigned long long)kib(limit),
+                (unsigned long long)kib(pinned), lp->cfg.receive_credit_max,
+                o->cfg.receive_credit_max, (unsigned)(p.io / 1024), (unsigned)(want / 1024),
+                (unsigned long long)kib(p.full));
+    else if (room < p.full)
+        sd_info("RLIMIT_MEMLOCK is %llu KiB: room for %llu I/Os of %u KiB at a time on this "
+                "connection; %llu KiB gives full speed", (unsigned long long)kib(limit),
+                (unsigned long long)((room - p.fixed) / p.reserve), (unsigned)(p.io / 1024),
+                (unsigned long long)kib(p.full));
+    return 0;
+}
+
 static const char *opts_check(const struct smbd_link_opts *o)
 {
     if (!o->provider)
@@ -78,26 +151,31 @@ static const char *opts_check(const struct smbd_link_opts *o)
     return smbd_config_check(&o->cfg);
 }
 
-static struct smbd_link *link_new(const struct smbd_link_opts *o, enum smbd_role role,
-                                  struct sd_qp *qp, const struct sd_cm_result *cm, int *err)
+static struct smbd_link *link_new(const struct smbd_link_opts *o, const struct link_plan *lp,
+                                  enum smbd_role role, struct sd_qp *qp,
+                                  const struct sd_cm_result *cm, int *err)
 {
     struct smbd_link *k = calloc(1, sizeof(*k));
 
     if (!k) {
+        sd_pinned_release(lp->charged);
         *err = -ENOMEM;
         return NULL;
     }
     k->ops = o->provider;
     k->qp = qp;
     k->cm = *cm;
+    k->io_limit = lp->io_limit;
     k->watched = -1;
     k->timer_at = UINT64_MAX;
-    k->conn = smbd_conn_new(role, &o->cfg, o->provider, qp, &link_upper, k);
+    k->conn = smbd_conn_new(role, &lp->cfg, o->provider, qp, &link_upper, k);
     if (!k->conn) {
+        sd_pinned_release(lp->charged);
         free(k);
         *err = -ENOMEM;
         return NULL;
     }
+    smbd_conn_adopt_reserve(k->conn, lp->charged); /* given back with the engine */
     *err = smbd_conn_start(k->conn, sd_now_ms());
     if (*err < 0) {
         smbd_conn_free(k->conn);
@@ -109,6 +187,7 @@ static struct smbd_link *link_new(const struct smbd_link_opts *o, enum smbd_role
 
 struct smbd_conn *smbd_link_engine(struct smbd_link *k) { return k->conn; }
 const struct smbd_conn *smbd_link_conn(const struct smbd_link *k) { return k->conn; }
+uint32_t smbd_link_io_limit(const struct smbd_link *k) { return k->io_limit; }
 const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k) { return &k->cm; }
 const struct sd_provider_ops *smbd_link_provider(const struct smbd_link *k) { return k->ops; }
 
@@ -359,10 +438,16 @@ static int link_pre_accept(struct sd_qp *qp, void *arg)
 {
     struct accept_hook *h = arg;
     struct sd_cm_result none;
-    int err = 0;
+    struct link_plan lp;
+    char why[400];
+    int err = link_plan(h->o, SMBD_ROLE_PASSIVE, &lp, why, sizeof(why));
 
+    if (err < 0) {
+        sd_warn("SMB Direct connection refused: %s", why);
+        return err;
+    }
     memset(&none, 0, sizeof(none));
-    h->k = link_new(h->o, SMBD_ROLE_PASSIVE, qp, &none, &err);
+    h->k = link_new(h->o, &lp, SMBD_ROLE_PASSIVE, qp, &none, &err);
     return h->k ? 0 : err;
 }
 
@@ -501,9 +586,10 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
                                    .want_crc = o->want_crc };
     struct sd_cm_result cm;
     struct smbd_link *k;
+    struct link_plan lp;
     struct sd_qp *qp;
     uint64_t start = sd_now_ms();
-    char addr[SD_ADDR_STRLEN], reason[256];
+    char addr[SD_ADDR_STRLEN], reason[400];
     const char *bad = opts_check(o);
     int err = 0;
 
@@ -513,16 +599,22 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
         fail_early(reason, why, whylen);
         return -EINVAL;
     }
+    /* Decided before connecting: a connection that cannot fit is never started. */
+    if ((err = link_plan(o, SMBD_ROLE_ACTIVE, &lp, reason, sizeof(reason))) < 0) {
+        fail_early(reason, why, whylen);
+        return err;
+    }
     memset(&cm, 0, sizeof(cm));
     qp = o->provider->connect(dst, dstlen, &params, o->timeout_ms, &cm, &err);
     if (!qp) {
+        sd_pinned_release(lp.charged);
         err = err < 0 ? err : -EIO;
         snprintf(reason, sizeof(reason), "RDMA connect (%s) to %s failed: %s", o->provider->name,
                  addr, strerror(-err));
         fail_early(reason, why, whylen);
         return err;
     }
-    k = link_new(o, SMBD_ROLE_ACTIVE, qp, &cm, &err);
+    k = link_new(o, &lp, SMBD_ROLE_ACTIVE, qp, &cm, &err);
     if (!k) {
         o->provider->destroy(qp);
         snprintf(reason, sizeof(reason), "SMB Direct start to %s failed: %s", addr, strerror(-err));

@@ -17,6 +17,12 @@ struct smbd_link_opts {
     int smbd_ird_ord_header;    /* MS-SMBD Appendix A header (iWARP, port 5445) */
     int want_crc;               /* soft-iWARP: ask the peer for MPA CRC (sd_cm_params) */
     int timeout_ms;             /* whole RDMA connect + negotiate */
+    uint32_t io_size;           /* bytes one I/O registers at most (a channel buffer, or
+                                   send buffers for an inline one); 0: cfg's
+                                   max_read_write_size. Where registering pins memory
+                                   (RLIMIT_MEMLOCK), the link reserves room for one such
+                                   I/O beside its permanent buffers, shrinking what can
+                                   shrink when the limit holds less (smbd_memplan.h). */
 };
 
 /* An established connection: provider qp + smbd_conn, not yet bound to a loop. */
@@ -44,6 +50,9 @@ int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
                            char *why, size_t whylen);
 
 const struct smbd_conn *smbd_link_conn(const struct smbd_link *k);
+/* The most one I/O may register on this link: the reserved I/O size where registering
+ * pins memory under a limit, else UINT32_MAX. */
+uint32_t smbd_link_io_limit(const struct smbd_link *k);
 const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k);
 void smbd_link_free(struct smbd_link *k); /* disconnects if still connected */
 

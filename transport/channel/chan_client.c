@@ -15,7 +15,6 @@ void chan_client_init(struct chan_client *cc, uint32_t threshold, uint32_t max_i
     cc->max_io = max_io;
     cc->remote_invalidation = 1;
     cc->protected_seen = 0;
-    cc->gave_up = 0;
     chan_table_init(&cc->ios);
 }
 
@@ -28,13 +27,8 @@ int chan_client_inline_only(const struct chan_client *cc)
 {
     int dialect_known = cc->dialect != 0 && cc->dialect != SMB2_DIALECT_WILDCARD;
 
-    return cc->threshold == 0 || cc->gave_up || cc->protected_seen ||
+    return cc->threshold == 0 || cc->protected_seen ||
            (dialect_known && cc->dialect < SMB2_DIALECT_0300);
-}
-
-void chan_client_give_up(struct chan_client *cc)
-{
-    cc->gave_up = 1;
 }
 
 enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *msg,
@@ -53,7 +47,7 @@ enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *m
     if ((is_smb2 && (h.flags & SMB2_FLAGS_SIGNED) && !smb2_signed_regardless(&h, msg, len)) ||
         smb2_is_transform(msg, len))
         cc->protected_seen = 1;
-    if (cc->threshold == 0 || cc->gave_up || cc->dialect < SMB2_DIALECT_0300)
+    if (cc->threshold == 0 || cc->dialect < SMB2_DIALECT_0300)
         return CHAN_PASS;
     /* Nor is one of a chain rewritten, whose offsets the rewrite would move. */
     if (!is_smb2 || (h.flags & SMB2_FLAGS_SIGNED) || smb2_hdr_in_compound(&h))

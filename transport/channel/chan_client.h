@@ -26,7 +26,6 @@ struct chan_client {
                                 registrations cannot be invalidated remotely, RDMA_V1 */
     int protected_seen;    /* the program sent an encrypted message, or a signed one that
                               only a session signing everything signs (its READ/WRITE too) */
-    int gave_up;           /* chan_client_give_up: no more channel I/O on this connection */
     /* Outstanding channel I/Os. Released ones (after their final response, or all of
      * them with chan_table_release_all on teardown) are taken out with
      * chan_table_take_released, each exactly once, to free their cookies. */
@@ -59,15 +58,10 @@ enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *m
 
 /* 1 once this connection's READ/WRITE go inline for good, so the program must size them
  * to fit in one SMB Direct message (MS-SMBD 3.1.4.2 MaxFragmentedSize): the channel is
- * off (threshold 0), the dialect is below 3.0, chan_client_give_up was called, or the
- * program sent an encrypted message, or a signed one other than those every 3.x client
+ * off (threshold 0), the dialect is below 3.0, or the program sent an encrypted message, or a signed one other than those every 3.x client
  * signs (smb2_signed_regardless): sessions that sign or seal their data are never
  * rewritten (MS-SMB2 3.2.4.1.1). 0 while the dialect is undecided. */
 int chan_client_inline_only(const struct chan_client *cc);
-
-/* The glue cannot carry channel I/O here (registration refused): every later request
- * passes. */
-void chan_client_give_up(struct chan_client *cc);
 
 /* Once the rewritten request is sent: remembers it with the descriptors it carried
  * (their first Token, for remote invalidation) and cookie. 0, -EINVAL (plan not READ

@@ -148,6 +148,8 @@ void sd_settings_link_opts(const struct sd_settings *s, enum smbd_role role,
     o->ord = s->ord;
     o->want_crc = s->soft_crc;
     o->timeout_ms = (int)s->connect_timeout_ms;
+    /* The shim's I/O is at most the channel's size; the relay's at most MaxReadWriteSize. */
+    o->io_size = role == SMBD_ROLE_ACTIVE ? s->channel_io_size : 0;
 }
 
 void sd_settings_listen_params(const struct sd_settings *s, int backlog,

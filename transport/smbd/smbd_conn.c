@@ -101,6 +101,7 @@ void smbd_conn_free(struct smbd_conn *c)
     smbd_rdma_free_all(c);
     smbd_send_pool_free(c);
     smbd_recv_pool_free(c);
+    smbd_pin_release_reserve(c);
     free(c->reasm_buf);
     free(c);
 }
@@ -116,6 +117,10 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
     err = smbd_send_pool_init(c);
     if (!err)
         err = smbd_recv_pool_init(c); /* 3.1.4.1 / 3.1.7.2: post receives */
+    if (!err) { /* the permanent buffers keep what they drew of the reserve */
+        smbd_pin_settle_reserve(c, c->recv_drawn + c->chunks->drawn);
+        c->recv_drawn = c->chunks->drawn = 0;
+    }
     if (!err && c->role == SMBD_ROLE_ACTIVE)
         err = smbd_send_negotiate_request(c); /* 3.1.5.2 */
     if (err) {

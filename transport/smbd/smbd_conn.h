@@ -74,6 +74,7 @@ struct smbd_stats {
     uint64_t fragments_sent, fragments_received;
     uint64_t keepalives_sent, keepalives_received;
     uint64_t credits_granted, credits_received;
+    uint64_t pinned_peak;  /* most bytes registered at once on a provider that pins */
 };
 
 /* Upcalls to the upper layer. Every pointer may be NULL except that one of deliver
@@ -121,7 +122,10 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms);
 
 /* Queue one upper-layer message (3.1.4.2). The bytes are copied. -EMSGSIZE when
  * larger than MaxFragmentedSendSize (a local error, the connection stays up),
- * -ENOTCONN when not established/terminated. len 0 sends an empty message. */
+ * -ENOTCONN when not established/terminated, -EAGAIN when the send buffers it needs
+ * cannot be registered now (RLIMIT_MEMLOCK) but queued or posted Sends will give some
+ * back (nothing was queued: offer it again after a send completion), -ENOMEM when they
+ * cannot be had at all. len 0 sends an empty message. */
 int smbd_conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, uint64_t now_ms);
 /* The same with a Send with Invalidate of the peer's token (3.1.4.2: "an optional remote
  * memory token to be invalidated on the receiving peer"), e.g. a server answering an
@@ -136,6 +140,24 @@ int smbd_conn_send_invalidate(struct smbd_conn *c, const struct iovec *iov, int 
  * (alloc is still the caller's). */
 int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, uint8_t *alloc,
                          size_t cap, void (*release)(uint8_t *alloc, size_t cap), uint64_t now_ms);
+/* Registered memory on a provider that pins it (RLIMIT_MEMLOCK, sd_pinned.h): takes over
+ * bytes the caller already charged to the process (sd_pinned_charge) as the connection's
+ * reserve, given back when it is freed. Given before smbd_conn_start, the permanent
+ * receive and send buffers draw from it first; what is left serves one I/O at a time:
+ * channel buffers (smbd_conn_register_buffer, RDMA Read/Write) and send buffers beyond
+ * the permanent ones draw from it before the process's shared room. */
+void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes);
+/* Whether a registration of len bytes (anywhere) fits the reserve or the process's room
+ * now (always 1 when the provider pins nothing). */
+int smbd_conn_can_register(const struct smbd_conn *c, size_t len);
+/* Whether a registration holds part of the reserve now (it comes back when that
+ * registration goes). */
+int smbd_conn_reserve_in_use(const struct smbd_conn *c);
+/* Payload bytes of the largest message the connection can always send at the
+ * negotiated send size: what its permanent send buffers and its reserve carry (0 before
+ * negotiation). Larger ones need room in the process's account at the time. */
+size_t smbd_conn_send_capacity(const struct smbd_conn *c);
+
 /* Bytes accepted by smbd_conn_send and not yet handed to the provider. */
 size_t smbd_conn_send_queued(const struct smbd_conn *c);
 void smbd_conn_set_send_low_water(struct smbd_conn *c, size_t bytes);

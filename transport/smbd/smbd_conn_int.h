@@ -66,6 +66,7 @@ struct smbd_send_chunk {
     struct smbd_send_slot *free;
     uint32_t nslots, used;
     int registered;
+    size_t drawn;          /* pinned bytes drawn from the connection's reserve */
 };
 
 struct smbd_fifo {
@@ -79,11 +80,13 @@ struct smbd_rdma_op {
     uint32_t outstanding;  /* provider requests not yet completed */
     int status;            /* first error, or 0 */
     int in_use;
+    size_t drawn;          /* pinned bytes drawn from the connection's reserve */
 };
 
 struct smbd_registration {
     struct smbd_registration *next, *prev;
     struct sd_mr mr;
+    size_t drawn;          /* pinned bytes drawn from the connection's reserve */
 };
 
 struct smbd_conn {
@@ -126,6 +129,7 @@ struct smbd_conn {
     struct sd_mr recv_mr;
     uint8_t *recv_posted_flag;
     uint32_t recv_count, recv_buf_size, recv_posted;
+    size_t recv_drawn;               /* pinned bytes drawn from the reserve (smbd_pin.c) */
 
     /* send pool and queues */
     struct smbd_send_chunk *chunks;  /* first = permanent base chunk */
@@ -148,6 +152,11 @@ struct smbd_conn {
     struct smbd_rdma_op **rdma_ops;  /* index = work request id; reused when done */
     uint32_t rdma_ops_cap;
     struct smbd_registration *regs;
+
+    /* registered memory on a provider that pins it (smbd_pin.c) */
+    size_t pin_reserve;              /* charged to the process for one I/O */
+    size_t pin_reserve_free;         /* ... not drawn by a registration now */
+    size_t pinned;                   /* bytes of this connection's live registrations */
 };
 
 static inline int smbd_is_live(const struct smbd_conn *c)
@@ -194,6 +203,16 @@ void smbd_fifo_push(struct smbd_fifo *q, struct smbd_send_slot *s);
 struct smbd_send_slot *smbd_fifo_pop(struct smbd_fifo *q);
 /* Gives every slot of q back to the pool (smbd_slot_put), in order. */
 void smbd_fifo_release(struct smbd_conn *c, struct smbd_fifo *q);
+
+/* smbd_pin.c: ops->reg_mr and ops->dereg_mr with the pinned-memory accounting. With
+ * from_reserve, the cost is drawn from the connection's reserve when it fits (idle extra
+ * send buffers are freed first to make it fit); *drawn tells smbd_dereg how much. */
+int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_reserve,
+             struct sd_mr *mr, size_t *drawn);
+int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn);
+void smbd_pin_release_reserve(struct smbd_conn *c);
+/* The permanent buffers drew drawn bytes of the reserve: they keep that charge for good. */
+void smbd_pin_settle_reserve(struct smbd_conn *c, size_t drawn);
 
 /* smbd_credits.c (3.1.5.9) */
 uint32_t smbd_credits_peek_grant(const struct smbd_conn *c);

@@ -34,7 +34,7 @@ int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int ac
     r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
-    err = c->ops->reg_mr(c->qp, buf, len, pa, &r->mr);
+    err = smbd_reg(c, buf, len, pa, 1, &r->mr, &r->drawn);
     if (err) {
         free(r);
         return err;
@@ -65,7 +65,7 @@ int smbd_conn_deregister_buffer(struct smbd_conn *c, struct smbd_registration *r
         c->regs = reg->next;
     if (reg->next)
         reg->next->prev = reg->prev;
-    err = c->ops->dereg_mr(c->qp, &reg->mr);
+    err = smbd_dereg(c, &reg->mr, reg->drawn);
     free(reg);
     return err;
 }
@@ -136,7 +136,8 @@ static int rdma_op(struct smbd_conn *c, uint64_t cookie, void *local, size_t len
     if (err)
         return err;
     op = c->rdma_ops[idx];
-    err = c->ops->reg_mr(c->qp, local, len, is_read ? SD_ACCESS_LOCAL_WRITE : 0, &op->local_mr);
+    err = smbd_reg(c, local, len, is_read ? SD_ACCESS_LOCAL_WRITE | SD_ACCESS_READ_SINK : 0, 1,
+                   &op->local_mr, &op->drawn);
     if (err)
         return err;
     op->in_use = 1;
@@ -164,7 +165,7 @@ static int rdma_op(struct smbd_conn *c, uint64_t cookie, void *local, size_t len
     if (!err)
         return 0;
     if (op->outstanding == 0) {
-        c->ops->dereg_mr(c->qp, &op->local_mr);
+        smbd_dereg(c, &op->local_mr, op->drawn);
         op->in_use = 0;
         return err;
     }
@@ -201,7 +202,7 @@ void smbd_on_rdma_done(struct smbd_conn *c, const struct sd_wc *wc)
     if (st && !op->status)
         op->status = st;
     if (--op->outstanding == 0) {
-        c->ops->dereg_mr(c->qp, &op->local_mr);
+        smbd_dereg(c, &op->local_mr, op->drawn);
         op->in_use = 0;
         if (c->upper.rdma_done)
             c->upper.rdma_done(c->ctx, op->cookie, op->status);
@@ -215,7 +216,7 @@ void smbd_rdma_free_all(struct smbd_conn *c)
 {
     for (uint32_t i = 0; i < c->rdma_ops_cap; i++) {
         if (c->rdma_ops[i]->in_use)
-            c->ops->dereg_mr(c->qp, &c->rdma_ops[i]->local_mr);
+            smbd_dereg(c, &c->rdma_ops[i]->local_mr, c->rdma_ops[i]->drawn);
         free(c->rdma_ops[i]);
     }
     free(c->rdma_ops);

@@ -11,10 +11,11 @@
 #include <string.h>
 
 #include "log.h"
+#include "smbd_memplan.h"
 
 static uint32_t recv_stride(const struct smbd_conn *c)
 {
-    return (c->cfg.max_receive_size + 63u) & ~63u;
+    return smbd_recv_stride(&c->cfg);
 }
 
 static int post_recv(struct smbd_conn *c, uint32_t idx)
@@ -47,7 +48,7 @@ int smbd_recv_pool_init(struct smbd_conn *c)
     c->recv_posted_flag = calloc(c->neg.receive_credit_max, 1);
     if (!c->recv_mem || !c->recv_posted_flag)
         return -ENOMEM;
-    err = c->ops->reg_mr(c->qp, c->recv_mem, bytes, SD_ACCESS_LOCAL_WRITE, &c->recv_mr);
+    err = smbd_reg(c, c->recv_mem, bytes, SD_ACCESS_LOCAL_WRITE, 1, &c->recv_mr, &c->recv_drawn);
     if (err)
         return err;
     c->recv_count = c->neg.receive_credit_max;
@@ -62,7 +63,7 @@ int smbd_recv_pool_init(struct smbd_conn *c)
 void smbd_recv_pool_free(struct smbd_conn *c)
 {
     if (c->recv_count)
-        c->ops->dereg_mr(c->qp, &c->recv_mr);
+        smbd_dereg(c, &c->recv_mr, c->recv_drawn);
     free(c->recv_mem);
     free(c->recv_posted_flag);
     c->recv_mem = NULL;

@@ -122,6 +122,8 @@ void smbd_send_pump(struct smbd_conn *c, uint64_t now_ms)
                                          !smbd_credits_refill_due(c)))
                 break;
             s = smbd_slot_get(c, now_ms);
+            if (!s && c->in_flight.head)
+                break; /* at the memory limit: the next send completion frees one */
             if (!s) {
                 smbd_terminate(c, -ENOMEM, "no memory for a send buffer");
                 return;
@@ -180,6 +182,10 @@ static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, u
     frag = c->neg.max_send_size - SMBD_DATA_OFFSET; /* 3.1.5.4: DataOffset 24 */
     nfrag = total ? (uint32_t)((total + frag - 1) / frag) : 1;
     err = smbd_send_pool_reserve(c, nfrag, now_ms);
+    /* Send buffers that are queued or posted come back as their Sends complete, and the
+     * reserve as the registration holding it goes. */
+    if (err == -ENOMEM && (c->in_flight.head || c->send_queue.head || smbd_conn_reserve_in_use(c)))
+        return -EAGAIN;
     if (err)
         return err;
     left = total;
@@ -231,6 +237,7 @@ int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, u
 {
     struct iovec iov = { (void *)(uintptr_t)data, len };
     struct smbd_owned_msg *m;
+    size_t drawn;
     int err;
 
     if (!smbd_conn_is_established(c))
@@ -241,7 +248,7 @@ int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, u
         return -ENOMEM;
     /* Local reads only (3.1.4.3), of the message's bytes only: on verbs that pins no more
      * than what the Sends read, not the rest of the allocation. */
-    err = c->ops->reg_mr(c->qp, (void *)(uintptr_t)data, len, 0, &m->mr);
+    err = smbd_reg(c, (void *)(uintptr_t)data, len, 0, 0, &m->mr, &drawn);
     if (err) {
         free(m);
         return err;
@@ -252,7 +259,7 @@ int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, u
     m->refs = 1;
     err = conn_send(c, &iov, 1, 0, m, now_ms);
     if (err) { /* nothing queued: the memory stays the caller's */
-        c->ops->dereg_mr(c->qp, &m->mr);
+        smbd_dereg(c, &m->mr, 0);
         free(m);
         return err;
     }

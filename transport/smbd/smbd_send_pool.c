@@ -6,8 +6,11 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
+#include "sd_pinned.h"
+#include "smbd_memplan.h"
 
 void smbd_fifo_push(struct smbd_fifo *q, struct smbd_send_slot *s)
 {
@@ -35,7 +38,7 @@ struct smbd_send_slot *smbd_fifo_pop(struct smbd_fifo *q)
 static void chunk_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
 {
     if (ch->registered)
-        c->ops->dereg_mr(c->qp, &ch->mr);
+        smbd_dereg(c, &ch->mr, ch->drawn);
     free(ch->mem);
     free(ch->slots);
     free(ch);
@@ -55,10 +58,12 @@ static int chunk_add(struct smbd_conn *c, uint32_t nslots)
         chunk_free(c, ch);
         return -ENOMEM;
     }
-    err = c->ops->reg_mr(c->qp, ch->mem, bytes, SD_ACCESS_LOCAL_WRITE, &ch->mr);
+    /* The base chunk, and an extra one serving a burst of sends, may use the reserve. */
+    err = smbd_reg(c, ch->mem, bytes, SD_ACCESS_LOCAL_WRITE, 1, &ch->mr, &ch->drawn);
     if (err) {
         chunk_free(c, ch);
-        sd_warn("smbd: cannot register %zu bytes of send buffers: %d", bytes, err);
+        sd_debug("smbd: cannot register %zu more bytes of send buffers: %s", bytes,
+                 strerror(-err));
         return err;
     }
     ch->registered = 1;
@@ -76,22 +81,25 @@ static int chunk_add(struct smbd_conn *c, uint32_t nslots)
     return 0;
 }
 
-/* Enough slots for the whole credit window plus one unsignaled batch, but at most
- * SMBD_POOL_BASE_BYTES of them: with large send sizes a chunk of that size already
- * carries a whole SMB2 READ/WRITE of 1 MiB, and more chunks are added under load. */
 static uint32_t base_slots(const struct smbd_conn *c)
 {
-    uint32_t window = (uint32_t)c->cfg.send_credit_target + SMBD_SIGNAL_EVERY;
-    uint32_t cap = SMBD_POOL_BASE_BYTES / c->send_buf_size;
+    return smbd_send_base_slots(&c->cfg);
+}
 
-    if (cap < 2 * SMBD_SIGNAL_EVERY)
-        cap = 2 * SMBD_SIGNAL_EVERY;
-    return window < cap ? window : cap;
+size_t smbd_conn_send_capacity(const struct smbd_conn *c)
+{
+    /* the reserve holds this many more send buffers (less sd_pinned_cost_len's slack) */
+    size_t slack = sd_pinned_cost_len(1);
+    size_t extra = c->pin_reserve > slack ? (c->pin_reserve - slack) / c->send_buf_size : 0;
+
+    if (!c->chunks || c->neg.max_send_size <= SMBD_DATA_OFFSET)
+        return 0;
+    return ((size_t)c->chunks->nslots + extra) * (c->neg.max_send_size - SMBD_DATA_OFFSET);
 }
 
 int smbd_send_pool_init(struct smbd_conn *c)
 {
-    c->send_buf_size = (c->cfg.max_send_size + 63u) & ~63u;
+    c->send_buf_size = smbd_send_stride(&c->cfg);
     return chunk_add(c, base_slots(c));
 }
 
@@ -115,6 +123,9 @@ int smbd_send_pool_reserve(struct smbd_conn *c, uint32_t nslots, uint64_t now_ms
         uint32_t want = nslots - c->slots_free;
         int err = chunk_add(c, want > base_slots(c) ? want : base_slots(c));
 
+        /* Near RLIMIT_MEMLOCK a chunk of just the slots missing may still fit. */
+        if (err == -ENOMEM && want < base_slots(c))
+            err = chunk_add(c, want);
         if (err)
             return err;
         c->pool_extra_used_ms = now_ms;
@@ -154,7 +165,7 @@ void smbd_owned_put(struct smbd_conn *c, struct smbd_owned_msg *m)
 {
     if (--m->refs > 0)
         return;
-    c->ops->dereg_mr(c->qp, &m->mr);
+    smbd_dereg(c, &m->mr, 0);
     m->release(m->alloc, m->cap);
     free(m);
 }

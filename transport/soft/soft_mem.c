@@ -64,7 +64,8 @@ void sd_soft_mem_free(struct sd_soft_mem *m)
 int sd_soft_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr)
 {
     struct sd_soft_mem *m = &qp->mem;
-    const int all = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE;
+    const int all = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE |
+                    SD_ACCESS_READ_SINK; /* a sink needs nothing more here (soft_rx places) */
     /* As verbs: remote write needs local write; lengths fit the 32-bit SGE length. */
     if (!mr || (!base && length) || (access & ~all) || length > UINT32_MAX ||
         ((access & SD_ACCESS_REMOTE_WRITE) && !(access & SD_ACCESS_LOCAL_WRITE)))

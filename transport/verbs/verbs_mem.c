@@ -10,7 +10,9 @@
 int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, struct sd_mr *mr)
 {
     struct ibv_mr *m;
-    int valid = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE;
+    int valid = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE |
+                SD_ACCESS_READ_SINK;
+    int flags;
 
     if (!qp || !base || length == 0 || (access & ~valid))
         return -EINVAL;
@@ -18,12 +20,16 @@ int sd_verbs_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, str
      * local write: the caller must ask for both. */
     if ((access & SD_ACCESS_REMOTE_WRITE) && !(access & SD_ACCESS_LOCAL_WRITE))
         return -EINVAL;
-    m = ibv_reg_mr(qp->pd, base, length, sd_verbs_access_flags(access));
+    flags = sd_verbs_access_flags(access);
+    if (access & SD_ACCESS_READ_SINK) /* RFC 5040 4.4: iWARP's Read Response is tagged */
+        flags |= IBV_ACCESS_LOCAL_WRITE | (qp->iwarp ? IBV_ACCESS_REMOTE_WRITE : 0);
+    m = ibv_reg_mr(qp->pd, base, length, flags);
     if (!m) {
         int e = errno ? errno : ENOMEM;
 
         sd_warn("verbs: ibv_reg_mr of %zu bytes (%zu already registered on this connection) "
-                "failed: %s (check RLIMIT_MEMLOCK)", length, qp->mr_bytes, strerror(e));
+                "failed: %s (the kernel pins registered memory against RLIMIT_MEMLOCK)",
+                length, qp->mr_bytes, strerror(e));
         return -e;
     }
     qp->mr_bytes += length;

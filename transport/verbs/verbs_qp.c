@@ -358,7 +358,7 @@ int sd_verbs_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *lo
         return rc;
     /* RFC 5040 4.4: on iWARP the Read Response is a tagged write into the sink STag,
      * so the sink needs remote write; grant it only to this range, only meanwhile. */
-    if (qp->iwarp && !(local->mr->access & SD_ACCESS_REMOTE_WRITE)) {
+    if (qp->iwarp && !(local->mr->access & (SD_ACCESS_REMOTE_WRITE | SD_ACCESS_READ_SINK))) {
         slot->read_sink_mr = ibv_reg_mr(qp->pd, local->addr, local->length,
                                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
         if (!slot->read_sink_mr)

@@ -1,0 +1,205 @@
+/* tests/unit/test_conn_pinned.c — the engine's registered memory on a provider that pins
+ * it (transport/smbd/smbd_pin.c), with the process's RLIMIT_MEMLOCK lowered for real:
+ * every registration is charged to the process and given back; the reserve serves one
+ * I/O without touching the shared room; past the limit a registration is refused before
+ * the provider sees it; send buffers that cannot grow make a message wait (-EAGAIN)
+ * while earlier sends hold some, and fail it only when nothing would come back. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "sd_pinned.h"
+#include "th_conn.h"
+#include "th_pinned.h"
+#include "smbd_memplan.h"
+
+#define KIB 1024u
+#define MIB (1024u * 1024u)
+
+static const struct sd_provider_ops *ops;
+
+/* An established ACTIVE engine on the pinning fake (ksmbd's sizes: 1364-byte receives,
+ * 10 credits granted). */
+static void open_end(struct th_end *e)
+{
+    uint8_t m[64];
+
+    ops = th_pinning_ops(&fake_provider);
+    th_end_init_ops(e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
+    th_active_establish(e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    th_memlock_restore();
+    assert_int_equal(sd_pinned_used(), 0); /* every connection gave everything back */
+    return 0;
+}
+
+static void test_registrations_are_charged_and_given_back(void **state)
+{
+    static uint8_t a[MIB], b[MIB];
+    struct smbd_buffer_desc d[4];
+    struct smbd_registration *ra, *rb;
+    struct th_end e;
+    uint64_t base;
+    size_t nd;
+
+    (void)state;
+    th_memlock_set(64 * MIB);
+    open_end(&e);
+    base = sd_pinned_used();
+    assert_true(base >= th_pinning_live()); /* receives and send buffers, whole pages */
+    assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
+    smbd_conn_adopt_reserve(e.conn, sd_pinned_cost_len(MIB)); /* given back with e */
+    assert_int_equal(sd_pinned_used(), base + sd_pinned_cost_len(MIB));
+    /* the first I/O draws from the reserve, the second from the process's room */
+    assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
+                                               &nd), 0);
+    assert_int_equal(sd_pinned_used(), base + sd_pinned_cost_len(MIB));
+    assert_true(smbd_conn_reserve_in_use(e.conn));
+    assert_int_equal(smbd_conn_register_buffer(e.conn, b, MIB, SMBD_REG_PEER_WRITE, &rb, d, 4,
+                                               &nd), 0);
+    assert_int_equal(sd_pinned_used(), base + sd_pinned_cost_len(MIB) + sd_pinned_cost(b, MIB));
+    smbd_conn_deregister_buffer(e.conn, ra);
+    smbd_conn_deregister_buffer(e.conn, rb);
+    assert_false(smbd_conn_reserve_in_use(e.conn));
+    assert_int_equal(sd_pinned_used(), base + sd_pinned_cost_len(MIB));
+    th_end_free(&e);
+}
+
+static void test_past_the_limit_a_registration_never_reaches_the_provider(void **state)
+{
+    static uint8_t a[MIB], b[MIB];
+    struct smbd_buffer_desc d[4];
+    struct smbd_registration *ra, *rb;
+    struct th_end e;
+    int mrs;
+    size_t nd;
+
+    (void)state;
+    th_memlock_set(64 * MIB);
+    open_end(&e);
+    assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
+    smbd_conn_adopt_reserve(e.conn, sd_pinned_cost_len(MIB)); /* given back with e */
+    th_memlock_set(sd_pinned_used() + 256 * KIB); /* room for a quarter of another I/O */
+    assert_true(smbd_conn_can_register(e.conn, MIB));  /* the reserve holds one */
+    assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
+                                               &nd), 0);
+    assert_false(smbd_conn_can_register(e.conn, MIB));
+    mrs = fake_mr_count(e.qp);
+    assert_int_equal(smbd_conn_register_buffer(e.conn, b, MIB, SMBD_REG_PEER_READ, &rb, d, 4,
+                                               &nd), -ENOMEM);
+    assert_int_equal(fake_mr_count(e.qp), mrs);
+    assert_true(sd_pinned_used() <= sd_pinned_limit());
+    smbd_conn_deregister_buffer(e.conn, ra);
+    assert_true(smbd_conn_can_register(e.conn, MIB)); /* it came back */
+    th_end_free(&e);
+}
+
+static void test_a_charge_past_the_limit_is_refused_whole(void **state)
+{
+    struct th_end e;
+    uint64_t used;
+
+    (void)state;
+    th_memlock_set(64 * MIB);
+    open_end(&e);
+    used = sd_pinned_used();
+    th_memlock_set(used + MIB);
+    assert_int_equal(sd_pinned_charge(2 * MIB), -ENOMEM);
+    assert_int_equal(sd_pinned_used(), used);
+    assert_int_equal(sd_pinned_room(), MIB);
+    assert_int_equal(sd_pinned_charge(MIB), 0);
+    assert_int_equal(sd_pinned_room(), 0);
+    sd_pinned_release(MIB);
+    th_end_free(&e);
+}
+
+/* A reserve given before the start: the permanent buffers draw from it and keep that
+ * charge; what is left serves the I/O; all of it goes back with the connection. */
+static void test_the_permanent_buffers_draw_from_a_reserve_given_before_start(void **state)
+{
+    static uint8_t a[MIB];
+    struct smbd_buffer_desc d[4];
+    struct smbd_registration *ra;
+    struct th_end e, probe;
+    uint8_t m[64];
+    uint64_t fixed;
+    size_t nd;
+
+    (void)state;
+    th_memlock_set(64 * MIB);
+    ops = th_pinning_ops(&fake_provider);
+    open_end(&probe); /* what the permanent buffers charge */
+    fixed = sd_pinned_used();
+    th_end_free(&probe);
+    th_memlock_set(fixed + sd_pinned_cost_len(MIB) + 3 * 4096); /* nothing else fits */
+    assert_int_equal(sd_pinned_charge(fixed + sd_pinned_cost_len(MIB)), 0);
+    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
+    smbd_conn_adopt_reserve(e.conn, fixed + sd_pinned_cost_len(MIB));
+    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
+    assert_int_equal(sd_pinned_used(), fixed + sd_pinned_cost_len(MIB)); /* no more */
+    assert_false(smbd_conn_reserve_in_use(e.conn));
+    assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
+                                               &nd), 0);
+    assert_int_equal(sd_pinned_used(), fixed + sd_pinned_cost_len(MIB));
+    smbd_conn_deregister_buffer(e.conn, ra);
+    th_end_free(&e);
+}
+
+/* ksmbd's 1364-byte receives: each permanent send buffer carries 1340 bytes. */
+static void test_send_buffers_that_cannot_grow_make_a_message_wait(void **state)
+{
+    static uint8_t msg[MIB];
+    struct smbd_config def;
+    struct iovec first, second, huge = { msg, 0 };
+    struct th_end e;
+    size_t queued, cap;
+
+    (void)state;
+    smbd_config_default(&def, SMBD_ROLE_ACTIVE);
+    th_memlock_set(64 * MIB);
+    open_end(&e);
+    cap = smbd_conn_send_capacity(e.conn);
+    assert_int_equal(cap, (size_t)smbd_send_base_slots(&def) * 1340);
+    huge.iov_len = cap + 1;
+    first = (struct iovec){ msg, cap / 4 };
+    second = (struct iovec){ msg, cap * 7 / 8 };
+    th_memlock_set(sd_pinned_used()); /* no room for one more send buffer */
+    /* nothing is in flight: a message the permanent buffers can never hold fails */
+    assert_int_equal(smbd_conn_send(e.conn, &huge, 1, 1), -ENOMEM);
+    assert_int_equal(smbd_conn_send(e.conn, &first, 1, 1), 0); /* 10 credits: most waits */
+    queued = smbd_conn_send_queued(e.conn);
+    assert_true(queued > 0);
+    /* the second needs more buffers than are free: it waits for the first's to come back */
+    assert_int_equal(smbd_conn_send(e.conn, &second, 1, 1), -EAGAIN);
+    assert_int_equal(smbd_conn_send_queued(e.conn), queued); /* nothing of it was queued */
+    assert_int_equal(e.terminated_calls, 0);
+    th_memlock_set(64 * MIB); /* room again: it goes */
+    assert_int_equal(smbd_conn_send(e.conn, &second, 1, 2), 0);
+    assert_int_equal(smbd_conn_send_queued(e.conn), queued + second.iov_len);
+    th_end_free(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_registrations_are_charged_and_given_back, teardown),
+        cmocka_unit_test_teardown(test_past_the_limit_a_registration_never_reaches_the_provider,
+                                  teardown),
+        cmocka_unit_test_teardown(test_a_charge_past_the_limit_is_refused_whole, teardown),
+        cmocka_unit_test_teardown(test_the_permanent_buffers_draw_from_a_reserve_given_before_start,
+                                  teardown),
+        cmocka_unit_test_teardown(test_send_buffers_that_cannot_grow_make_a_message_wait,
+                                  teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,48 @@
+/* transport/smbd/smbd_memplan.h — how one connection fits the registered memory the
+ * process may still pin (RLIMIT_MEMLOCK, sd_pinned.h), decided once, before it connects:
+ * its permanent receive and send buffers (sized by the configuration) plus a reserve for
+ * one I/O. When they do not fit, what can shrink shrinks, in this order: the I/O down to
+ * 1 MiB, the credits (receive buffers, and the send buffers they need) down to 16, the
+ * I/O down to 64 KiB; below that the connection is refused. Pure arithmetic, no I/O; the
+ * layout helpers are the ones the engine allocates by. */
+#ifndef SMBDIRECT_SMBD_MEMPLAN_H
+#define SMBDIRECT_SMBD_MEMPLAN_H
+
+#include <stdint.h>
+
+#include "smbd_conn.h"
+
+#define SMBD_MEMPLAN_MIN_CREDITS 16u
+#define SMBD_MEMPLAN_MIN_IO      65536u
+#define SMBD_MEMPLAN_IO_FIRST    1048576u /* the I/O shrinks to this before the credits do */
+#define SMBD_MEMPLAN_FULL_IOS    8u       /* I/Os in flight at full speed: smbclient keeps
+                                             16 MiB outstanding in 2 MiB I/Os */
+
+enum smbd_memplan_fit {
+    SMBD_MEMPLAN_FITS,    /* as configured */
+    SMBD_MEMPLAN_SHRUNK,  /* credits or the I/O made smaller */
+    SMBD_MEMPLAN_REFUSED, /* not even the smallest connection fits */
+};
+
+struct smbd_memplan {
+    uint16_t credits;   /* receive_credit_max and send_credit_target, at most as configured */
+    uint32_t io;        /* bytes of one I/O the reserve holds (<= the io asked for) */
+    uint64_t fixed;     /* pinned by the permanent receive and send buffers */
+    uint64_t reserve;   /* pinned for the I/O (smbd_conn_adopt_reserve) */
+    uint64_t need_min;  /* room the smallest connection needs */
+    uint64_t full;      /* room for the connection as configured with SMBD_MEMPLAN_FULL_IOS
+                           I/Os in flight */
+};
+
+/* The plan for a connection configured by cfg whose I/Os move up to io bytes, with
+ * room bytes left to pin (UINT64_MAX: no limit). */
+enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t io,
+                                        uint64_t room, struct smbd_memplan *p);
+
+/* The engine's buffer layout for cfg: bytes between two posted receives, between two
+ * send buffers, and how many send buffers stay registered for good. */
+uint32_t smbd_recv_stride(const struct smbd_config *cfg);
+uint32_t smbd_send_stride(const struct smbd_config *cfg);
+uint32_t smbd_send_base_slots(const struct smbd_config *cfg);
+
+#endif
