@@ -3,10 +3,8 @@
 #include "sd_pinned.h"
 
 #include <errno.h>
-#include <linux/capability.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static _Atomic uint64_t pinned_used;
@@ -38,21 +36,11 @@ size_t sd_pinned_cost_len(size_t len)
     return len ? (len + pg - 1) / pg * pg + pg : 0;
 }
 
-/* Whether the process's effective capabilities hold CAP_IPC_LOCK (capget(2); no libcap). */
-static int has_ipc_lock(void)
-{
-    struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-
-    return syscall(SYS_capget, &h, d) == 0 && (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &
-                                               CAP_TO_MASK(CAP_IPC_LOCK));
-}
-
 uint64_t sd_pinned_limit(void)
 {
     struct rlimit rl;
 
-    if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || has_ipc_lock())
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
         return UINT64_MAX;
     return (uint64_t)rl.rlim_cur;
 }

@@ -1,11 +1,12 @@
 /* transport/sd_pinned.h — the process's registered (pinned) memory, counted against
  * RLIMIT_MEMLOCK. On RDMA hardware and kernel siw/rxe every registered page is pinned and
- * charged to the process's locked-memory limit (a process holding CAP_IPC_LOCK is exempt
- * where the kernel pins through ib_umem_get: real NICs, rxe, siw from Linux 6.2): a
- * registration past it fails. The engine charges every registration on a provider that
- * pins (ops->pins_memory) here first (smbd_pin.c), so it can plan and wait within the
- * limit instead of meeting a refusal. One account for the whole process, safe from any
- * thread. */
+ * charged to the process's locked-memory limit: a registration past it fails. A process
+ * holding CAP_IPC_LOCK (root) is exempt where the kernel pins through ib_umem_get (real
+ * NICs, rxe, siw from Linux 6.2), but not on Linux 6.1's siw, and nothing here can tell
+ * them apart: the limit is budgeted by for everyone (raise it for full speed). The engine
+ * charges every registration on a provider that pins (ops->pins_memory) here first
+ * (smbd_pin.c), so it can plan and wait within the limit instead of meeting a refusal.
+ * One account for the whole process, safe from any thread. */
 #ifndef SMBDIRECT_SD_PINNED_H
 #define SMBDIRECT_SD_PINNED_H
 
@@ -17,10 +18,8 @@ size_t sd_pinned_cost(const void *base, size_t len);
 /* The same for a buffer whose address is not known yet (one more page, for alignment). */
 size_t sd_pinned_cost_len(size_t len);
 
-/* The process's RLIMIT_MEMLOCK soft limit now, in bytes; UINT64_MAX when it binds
- * nothing: unlimited, unreadable, or the process holds CAP_IPC_LOCK (a kernel that still
- * counts such a process, as Linux 6.1's siw does, refuses registrations instead, which
- * the engine also survives). */
+/* The process's RLIMIT_MEMLOCK soft limit now, in bytes; UINT64_MAX when unlimited (or
+ * unreadable). */
 uint64_t sd_pinned_limit(void);
 /* Bytes charged now by every connection of the process. */
 uint64_t sd_pinned_used(void);

@@ -9,6 +9,7 @@
  * termination is reported once; freeing the connection deregisters all memory.
  * fuzz-sources: common/log.c transport/smbd/smbd_wire.c transport/smbd/smbd_conn*.c
  * fuzz-sources: transport/smbd/smbd_credits.c transport/smbd/smbd_send_pool.c
+ * fuzz-sources: transport/smbd/smbd_pin.c transport/smbd/smbd_memplan.c transport/sd_pinned.c
  * fuzz-sources: transport/provider.c tests/unit/fake_provider.c tests/unit/th_conn.c
  * fuzz-libs: -lcmocka */
 #include <stdint.h>

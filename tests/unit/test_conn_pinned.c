@@ -34,6 +34,15 @@ static void open_end(struct th_end *e)
     th_active_establish(e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
 }
 
+/* open_end at a 64 MiB limit, with a reserve of one 1 MiB I/O (given back with e). */
+static void open_end_with_reserve(struct th_end *e)
+{
+    th_memlock_set(64 * MIB);
+    open_end(e);
+    assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
+    smbd_conn_adopt_reserve(e->conn, sd_pinned_cost_len(MIB));
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -52,13 +61,9 @@ static void test_registrations_are_charged_and_given_back(void **state)
     size_t nd;
 
     (void)state;
-    th_memlock_set(64 * MIB);
-    open_end(&e);
-    base = sd_pinned_used();
+    open_end_with_reserve(&e);
+    base = sd_pinned_used() - sd_pinned_cost_len(MIB);
     assert_true(base >= th_pinning_live()); /* receives and send buffers, whole pages */
-    assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
-    smbd_conn_adopt_reserve(e.conn, sd_pinned_cost_len(MIB)); /* given back with e */
-    assert_int_equal(sd_pinned_used(), base + sd_pinned_cost_len(MIB));
     /* the first I/O draws from the reserve, the second from the process's room */
     assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
                                                &nd), 0);
@@ -84,10 +89,7 @@ static void test_past_the_limit_a_registration_never_reaches_the_provider(void *
     size_t nd;
 
     (void)state;
-    th_memlock_set(64 * MIB);
-    open_end(&e);
-    assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
-    smbd_conn_adopt_reserve(e.conn, sd_pinned_cost_len(MIB)); /* given back with e */
+    open_end_with_reserve(&e);
     th_memlock_set(sd_pinned_used() + 256 * KIB); /* room for a quarter of another I/O */
     assert_true(smbd_conn_can_register(e.conn, MIB));  /* the reserve holds one */
     assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,

@@ -2,11 +2,9 @@
 #include "th_pinned.h"
 
 #include <errno.h>
-#include <linux/capability.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static const struct sd_provider_ops *wrapped_base;
@@ -65,31 +63,17 @@ size_t th_pinning_peak(void) { return atomic_load(&peak); }
 unsigned th_pinning_refused(void) { return atomic_load(&refused); }
 
 static struct rlimit saved_rl;
-static struct __user_cap_data_struct saved_caps[_LINUX_CAPABILITY_U32S_3];
 static int saved;
-
-static int caps(int set, struct __user_cap_data_struct *d)
-{
-    struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-
-    return (int)syscall(set ? SYS_capset : SYS_capget, &h, d);
-}
 
 void th_memlock_set(uint64_t bytes)
 {
-    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
     struct rlimit rl;
 
     if (!saved) {
-        if (getrlimit(RLIMIT_MEMLOCK, &saved_rl) < 0 || caps(0, saved_caps) < 0)
+        if (getrlimit(RLIMIT_MEMLOCK, &saved_rl) < 0)
             abort();
         saved = 1;
     }
-    d[0] = saved_caps[0];
-    d[1] = saved_caps[1];
-    d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-    if (caps(1, d) < 0)
-        abort();
     rl = saved_rl;
     rl.rlim_cur = bytes < rl.rlim_max ? (rlim_t)bytes : rl.rlim_max;
     if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
@@ -98,8 +82,6 @@ void th_memlock_set(uint64_t bytes)
 
 void th_memlock_restore(void)
 {
-    if (!saved)
-        return;
-    setrlimit(RLIMIT_MEMLOCK, &saved_rl);
-    caps(1, saved_caps);
+    if (saved)
+        setrlimit(RLIMIT_MEMLOCK, &saved_rl);
 }

@@ -2,8 +2,8 @@
  * providers that pin nothing (the fake provider, soft-iWARP): a provider wrapper that
  * declares pins_memory (so the engine budgets against RLIMIT_MEMLOCK) and can refuse
  * registrations past a byte count of its own, as a kernel does when something else in
- * the process pinned memory; and the process's RLIMIT_MEMLOCK lowered for real, with
- * CAP_IPC_LOCK dropped from the effective set (tests may run as root), restored after. */
+ * the process pinned memory; and the process's RLIMIT_MEMLOCK lowered for real, restored
+ * after. */
 #ifndef TH_PINNED_H
 #define TH_PINNED_H
 
@@ -22,10 +22,9 @@ size_t th_pinning_live(void);  /* bytes registered through the wrappers now */
 size_t th_pinning_peak(void);  /* ... at most since th_pinning_refuse_past */
 unsigned th_pinning_refused(void); /* registrations refused since th_pinning_refuse_past */
 
-/* RLIMIT_MEMLOCK's soft limit set to bytes (at most the hard limit), CAP_IPC_LOCK out of
- * the effective set. */
+/* RLIMIT_MEMLOCK's soft limit set to bytes (at most the hard limit). */
 void th_memlock_set(uint64_t bytes);
-/* Both as they were before the first th_memlock_set. */
+/* As it was before the first th_memlock_set. */
 void th_memlock_restore(void);
 
 #endif

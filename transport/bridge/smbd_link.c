@@ -25,6 +25,7 @@ struct smbd_link {
     struct smbd_conn *conn;
     struct sd_cm_result cm;
     uint32_t io_limit;            /* smbd_link_io_limit */
+    uint64_t pinned_queues;       /* charged for the device's queues, given back at free */
 
     int bound;                    /* an owner's upcalls are installed (smbd_link_set_upper) */
     int term_err;                 /* why the negotiation ended (link_terminated) */
@@ -78,6 +79,7 @@ struct link_plan {
     uint32_t io_limit;            /* UINT32_MAX: no limit binds */
     uint64_t charged;             /* charged to the process for the connection: its
                                      permanent buffers and one I/O (the engine's reserve) */
+    uint64_t queues;              /* ... of which the device's queues (kept by the link) */
 };
 
 static uint64_t kib(uint64_t bytes) { return (bytes + 1023) / 1024; }
@@ -95,7 +97,7 @@ static int link_plan(const struct smbd_link_opts *o, enum smbd_role role, struct
 
     lp->cfg = o->cfg;
     lp->io_limit = UINT32_MAX;
-    lp->charged = 0;
+    lp->charged = lp->queues = 0;
     if (!o->provider->pins_memory || limit == UINT64_MAX)
         return 0;
     /* A server shares the limit among its clients: under one it offers each the I/O size
@@ -124,6 +126,7 @@ static int link_plan(const struct smbd_link_opts *o, enum smbd_role role, struct
         lp->cfg.max_read_write_size = p.io; /* offered: no client I/O needs more */
     lp->io_limit = p.io;
     lp->charged = p.fixed + p.reserve;
+    lp->queues = SMBD_MEMPLAN_QUEUES;
     if (fit == SMBD_MEMPLAN_SHRUNK)
         sd_warn("RLIMIT_MEMLOCK is %llu KiB (%llu KiB registered by the process already): this "
                 "SMB Direct connection uses %u credits (of %u) and I/Os of at most %u KiB (of "
@@ -175,10 +178,13 @@ static struct smbd_link *link_new(const struct smbd_link_opts *o, const struct l
         *err = -ENOMEM;
         return NULL;
     }
-    smbd_conn_adopt_reserve(k->conn, lp->charged); /* given back with the engine */
+    /* the engine's buffers and I/O draw from the charge; the queues' part stays here */
+    smbd_conn_adopt_reserve(k->conn, lp->charged - lp->queues);
+    k->pinned_queues = lp->queues;
     *err = smbd_conn_start(k->conn, sd_now_ms());
     if (*err < 0) {
         smbd_conn_free(k->conn);
+        sd_pinned_release(k->pinned_queues);
         free(k);
         return NULL;
     }
@@ -207,6 +213,7 @@ void smbd_link_free(struct smbd_link *k)
         smbd_conn_disconnect(k->conn);
     smbd_conn_free(k->conn);
     k->ops->destroy(k->qp);
+    sd_pinned_release(k->pinned_queues);
     free(k);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "smbd_memplan.h"
 
 void smbd_config_default(struct smbd_config *cfg, enum smbd_role role)
 {
@@ -174,6 +175,10 @@ void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
 {
     c->role = SMBD_ROLE_ESTABLISHED;
     c->negotiate_deadline = UINT64_MAX;
+    /* Send buffers added from now on hold the negotiated size, not the configured one
+     * (ksmbd's 1364 bytes against 8136: six times fewer pinned bytes per buffer). */
+    if (smbd_send_stride_for(c->neg.max_send_size) < c->send_buf_size)
+        c->send_buf_size = smbd_send_stride_for(c->neg.max_send_size);
     smbd_idle_timer_restart(c, now_ms);
     if (c->upper.established)
         c->upper.established(c->ctx);

@@ -205,12 +205,15 @@ struct smbd_send_slot *smbd_fifo_pop(struct smbd_fifo *q);
 void smbd_fifo_release(struct smbd_conn *c, struct smbd_fifo *q);
 
 /* smbd_pin.c: ops->reg_mr and ops->dereg_mr with the pinned-memory accounting. With
- * from_reserve, the cost is drawn from the connection's reserve when it fits (idle extra
- * send buffers are freed first to make it fit); *drawn tells smbd_dereg how much. */
+ * from_reserve, the cost is drawn from the connection's reserve when it fits; *drawn
+ * tells smbd_dereg how much. */
 int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_reserve,
              struct sd_mr *mr, size_t *drawn);
 int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn);
 void smbd_pin_release_reserve(struct smbd_conn *c);
+/* Before a channel registration of len bytes: idle extra send buffers give back the
+ * reserve they hold when it would not fit otherwise. */
+void smbd_pin_make_room(struct smbd_conn *c, size_t len);
 /* The permanent buffers drew drawn bytes of the reserve: they keep that charge for good. */
 void smbd_pin_settle_reserve(struct smbd_conn *c, size_t drawn);
 

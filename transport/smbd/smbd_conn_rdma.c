@@ -34,6 +34,7 @@ int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int ac
     r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
+    smbd_pin_make_room(c, len);
     err = smbd_reg(c, buf, len, pa, 1, &r->mr, &r->drawn);
     if (err) {
         free(r);
@@ -136,6 +137,7 @@ static int rdma_op(struct smbd_conn *c, uint64_t cookie, void *local, size_t len
     if (err)
         return err;
     op = c->rdma_ops[idx];
+    smbd_pin_make_room(c, len);
     err = smbd_reg(c, local, len, is_read ? SD_ACCESS_LOCAL_WRITE | SD_ACCESS_READ_SINK : 0, 1,
                    &op->local_mr, &op->drawn);
     if (err)

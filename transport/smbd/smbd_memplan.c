@@ -9,9 +9,14 @@ uint32_t smbd_recv_stride(const struct smbd_config *cfg)
     return (cfg->max_receive_size + 63u) & ~63u;
 }
 
+uint32_t smbd_send_stride_for(uint32_t send_size)
+{
+    return (send_size + 63u) & ~63u;
+}
+
 uint32_t smbd_send_stride(const struct smbd_config *cfg)
 {
-    return (cfg->max_send_size + 63u) & ~63u;
+    return smbd_send_stride_for(cfg->max_send_size);
 }
 
 /* Enough send buffers for the whole credit window plus one unsignaled batch, but at
@@ -27,7 +32,8 @@ uint32_t smbd_send_base_slots(const struct smbd_config *cfg)
     return window < cap ? window : cap;
 }
 
-/* What the permanent buffers pin with credits credits (each is one registration). */
+/* What the permanent buffers pin with credits credits (each is one registration), and
+ * the device's queues. */
 static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
 {
     struct smbd_config c = *cfg;
@@ -35,18 +41,26 @@ static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
     c.receive_credit_max = credits < cfg->receive_credit_max ? credits : cfg->receive_credit_max;
     c.send_credit_target = credits < cfg->send_credit_target ? credits : cfg->send_credit_target;
     return sd_pinned_cost_len((size_t)c.receive_credit_max * smbd_recv_stride(&c)) +
-           sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c));
+           sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
+           SMBD_MEMPLAN_QUEUES;
 }
 
-/* The largest I/O, a multiple of 64 KiB, whose reserve fits avail bytes (0: none). */
-static uint32_t io_fitting(uint64_t avail, uint32_t io_max)
+/* Gives p the largest I/O, a multiple of 64 KiB and at most io_max, whose reserve fits
+ * beside p's permanent buffers in room: 1 when that is at least least, else 0 (p unchanged). */
+static int shrink_io(struct smbd_memplan *p, uint64_t room, uint32_t io_max, uint32_t least)
 {
     uint64_t page = sd_pinned_cost_len(1) / 2, io;
 
-    if (avail <= page)
+    if (room <= p->fixed + page)
         return 0;
-    io = (avail - page) / SMBD_MEMPLAN_MIN_IO * SMBD_MEMPLAN_MIN_IO;
-    return io < io_max ? (uint32_t)io : io_max;
+    io = (room - p->fixed - page) / SMBD_MEMPLAN_MIN_IO * SMBD_MEMPLAN_MIN_IO;
+    if (io > io_max)
+        io = io_max;
+    if (io < least)
+        return 0;
+    p->io = (uint32_t)io;
+    p->reserve = sd_pinned_cost_len(p->io);
+    return 1;
 }
 
 enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t io,
@@ -66,12 +80,8 @@ enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t 
     p->reserve = sd_pinned_cost_len(io);
     if (room >= p->fixed + p->reserve)
         return SMBD_MEMPLAN_FITS;
-    /* 1: the I/O, down to 1 MiB */
-    if (room > p->fixed && io_fitting(room - p->fixed, io) >= io_first) {
-        p->io = io_fitting(room - p->fixed, io);
-        p->reserve = sd_pinned_cost_len(p->io);
+    if (shrink_io(p, room, io, io_first)) /* 1: the I/O, down to 1 MiB */
         return SMBD_MEMPLAN_SHRUNK;
-    }
     /* 2: the credits, down to SMBD_MEMPLAN_MIN_CREDITS, with a 1 MiB I/O */
     p->io = io_first;
     p->reserve = sd_pinned_cost_len(io_first);
@@ -83,10 +93,5 @@ enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t 
             return SMBD_MEMPLAN_SHRUNK;
     }
     /* 3: the I/O, down to 64 KiB */
-    if (room > p->fixed && io_fitting(room - p->fixed, io) >= io_min) {
-        p->io = io_fitting(room - p->fixed, io);
-        p->reserve = sd_pinned_cost_len(p->io);
-        return SMBD_MEMPLAN_SHRUNK;
-    }
-    return SMBD_MEMPLAN_REFUSED;
+    return shrink_io(p, room, io, io_min) ? SMBD_MEMPLAN_SHRUNK : SMBD_MEMPLAN_REFUSED;
 }

@@ -17,6 +17,10 @@
 #define SMBD_MEMPLAN_IO_FIRST    1048576u /* the I/O shrinks to this before the credits do */
 #define SMBD_MEMPLAN_FULL_IOS    8u       /* I/Os in flight at full speed: smbclient keeps
                                              16 MiB outstanding in 2 MiB I/Os */
+/* What the device driver may pin for a connection's work and completion queues in the
+ * process's memory (mlx5 allocates them in user memory and pins them; siw and rxe keep
+ * them in the kernel): counted with the permanent buffers so they cannot pass the limit. */
+#define SMBD_MEMPLAN_QUEUES      524288u
 
 enum smbd_memplan_fit {
     SMBD_MEMPLAN_FITS,    /* as configured */
@@ -27,7 +31,8 @@ enum smbd_memplan_fit {
 struct smbd_memplan {
     uint16_t credits;   /* receive_credit_max and send_credit_target, at most as configured */
     uint32_t io;        /* bytes of one I/O the reserve holds (<= the io asked for) */
-    uint64_t fixed;     /* pinned by the permanent receive and send buffers */
+    uint64_t fixed;     /* pinned by the permanent receive and send buffers, and the
+                           device's queues (SMBD_MEMPLAN_QUEUES) */
     uint64_t reserve;   /* pinned for the I/O (smbd_conn_adopt_reserve) */
     uint64_t need_min;  /* room the smallest connection needs */
     uint64_t full;      /* room for the connection as configured with SMBD_MEMPLAN_FULL_IOS
@@ -43,6 +48,7 @@ enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t 
  * send buffers, and how many send buffers stay registered for good. */
 uint32_t smbd_recv_stride(const struct smbd_config *cfg);
 uint32_t smbd_send_stride(const struct smbd_config *cfg);
+uint32_t smbd_send_stride_for(uint32_t send_size); /* ... for a send size */
 uint32_t smbd_send_base_slots(const struct smbd_config *cfg);
 
 #endif

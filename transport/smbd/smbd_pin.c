@@ -17,8 +17,6 @@ int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_r
     size_t cost = c->ops->pins_memory ? sd_pinned_cost(base, len) : 0, from = 0;
     int err;
 
-    if (from_reserve && cost > c->pin_reserve_free) /* idle extra send buffers hold it */
-        smbd_send_pool_shrink(c, UINT64_MAX);
     if (cost && from_reserve && cost <= c->pin_reserve_free)
         from = cost;
     else if (cost && sd_pinned_charge(cost) < 0)
@@ -65,6 +63,12 @@ void smbd_pin_release_reserve(struct smbd_conn *c)
 {
     sd_pinned_release(c->pin_reserve);
     c->pin_reserve = c->pin_reserve_free = 0;
+}
+
+void smbd_pin_make_room(struct smbd_conn *c, size_t len)
+{
+    if (c->ops->pins_memory && sd_pinned_cost_len(len) > c->pin_reserve_free)
+        smbd_send_pool_shrink(c, UINT64_MAX);
 }
 
 int smbd_conn_can_register(const struct smbd_conn *c, size_t len)
