@@ -5,6 +5,7 @@
 #define SMBDIRECT_VERBS_PRIV_H
 
 #include <infiniband/verbs.h>
+#include <stdatomic.h>
 #include <rdma/rdma_cma.h>
 
 #include "provider.h"
@@ -13,6 +14,10 @@
 #define SD_VERBS_MAX_SGE 4
 #define SD_VERBS_CM_RETRY 6
 #define SD_VERBS_RNR_RETRY 0 /* a Send with no posted receive is fatal (provider.h) */
+/* Once the connection is lost, how long its outstanding requests may take to flush before
+ * CONN_LOST is reported without them (a device that never flushes some must not hang
+ * the program: seen on Linux 6.1's siw when ksmbd shut down mid-transfer). */
+#define SD_VERBS_FLUSH_WAIT_MS 2000
 
 /* One posted work request, remembered until its completion is polled: errors and
  * flushes do not report an opcode, and unsignaled Sends are signaled internally so
@@ -40,15 +45,20 @@ struct sd_qp {
     struct ibv_comp_channel *comp_channel;
     struct ibv_cq *cq;
     int iwarp;
-    int epoll_fd;  /* fd(): completion channel + CM channel + wake_fd */
+    int epoll_fd;  /* fd(): completion channel + CM channel + wake_fd + the device's async fd */
     int wake_fd;   /* eventfd: readable while CONN_LOST waits to be polled */
     int connected; /* ESTABLISHED seen and no disconnect started */
     int lost;      /* connection gone: everything flushes, then CONN_LOST */
     int lost_reported;
+    int flush_timer_fd;  /* timerfd in epoll_fd: SD_VERBS_FLUSH_WAIT_MS after the loss */
     enum sd_wc_status lost_cause; /* CONN_LOST's status: the first error, else FLUSHED */
     uint32_t max_sge;
     struct sd_verbs_ring sq, rq;
     size_t mr_bytes; /* bytes registered through reg_mr (pinned, RLIMIT_MEMLOCK on siw) */
+    /* verbs_async.c: the device's async events */
+    int async_watched;              /* in the live list */
+    struct sd_qp *live_next;
+    _Atomic int async_lost;         /* an event ended this connection: its type + 1 */
 };
 
 struct sd_listener {
@@ -109,5 +119,10 @@ sd_progress_fn sd_verbs_progress;
 sd_poll_cq_fn sd_verbs_poll_cq;
 sd_disconnect_fn sd_verbs_disconnect;
 sd_destroy_fn sd_verbs_destroy;
+
+/* verbs_async.c: the device's asynchronous events end the connections they concern. */
+int sd_verbs_async_watch(struct sd_qp *qp);    /* once its queue pair exists */
+void sd_verbs_async_unwatch(struct sd_qp *qp); /* before it is destroyed */
+void sd_verbs_async_progress(struct sd_qp *qp); /* reads events; ends qp if one concerns it */
 
 #endif

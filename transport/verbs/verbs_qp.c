@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -62,6 +63,31 @@ static void wake(struct sd_qp *qp)
         sd_warn("verbs: eventfd write failed: %s", strerror(errno));
 }
 
+static int watch(int epfd, int fd);
+
+/* Wakes the connection SD_VERBS_FLUSH_WAIT_MS from now, when poll_cq gives up waiting
+ * for flushes; without a timer the wait is unbounded but nothing else breaks. */
+static void arm_flush_timer(struct sd_qp *qp)
+{
+    struct itimerspec at = { .it_value = { .tv_sec = SD_VERBS_FLUSH_WAIT_MS / 1000,
+                                           .tv_nsec = SD_VERBS_FLUSH_WAIT_MS % 1000 * 1000000L } };
+
+    if (qp->epoll_fd < 0)
+        return;
+    qp->flush_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (qp->flush_timer_fd < 0 || timerfd_settime(qp->flush_timer_fd, 0, &at, NULL) < 0 ||
+        watch(qp->epoll_fd, qp->flush_timer_fd) < 0)
+        sd_debug("verbs: no flush timer: %s", strerror(errno));
+}
+
+/* Whether the flush wait is over (the timer fired). */
+static int flush_wait_over(struct sd_qp *qp)
+{
+    uint64_t n;
+
+    return qp->flush_timer_fd >= 0 && read(qp->flush_timer_fd, &n, sizeof(n)) == sizeof(n);
+}
+
 void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why)
 {
     struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
@@ -79,6 +105,7 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
     /* The error state flushes every outstanding request (IBTA 10.3.1). */
     if (qp->id && qp->id->qp && ibv_modify_qp(qp->id->qp, &attr, IBV_QP_STATE))
         sd_warn("verbs: moving the QP to error failed: %s", strerror(errno));
+    arm_flush_timer(qp);
     wake(qp);
 }
 
@@ -92,6 +119,7 @@ static int watch(int epfd, int fd)
 /* Frees the QP resources, not the CM id and channel. */
 static void release_qp_resources(struct sd_qp *qp)
 {
+    sd_verbs_async_unwatch(qp);
     for (uint32_t i = 0; qp->sq.slot && i < qp->sq.span; i++) {
         struct sd_verbs_wr *wr = &qp->sq.slot[(qp->sq.head + i) % qp->sq.size];
 
@@ -110,6 +138,8 @@ static void release_qp_resources(struct sd_qp *qp)
         close(qp->epoll_fd);
     if (qp->wake_fd >= 0)
         close(qp->wake_fd);
+    if (qp->flush_timer_fd >= 0)
+        close(qp->flush_timer_fd);
     free(qp->sq.slot);
     free(qp->rq.slot);
 }
@@ -163,9 +193,10 @@ static int setup_qp(struct sd_qp *qp)
     if (qp->epoll_fd < 0 || qp->wake_fd < 0)
         return -errno;
     if ((rc = watch(qp->epoll_fd, qp->comp_channel->fd)) ||
-        (rc = watch(qp->epoll_fd, qp->cm_channel->fd)) || (rc = watch(qp->epoll_fd, qp->wake_fd)))
+        (rc = watch(qp->epoll_fd, qp->cm_channel->fd)) || (rc = watch(qp->epoll_fd, qp->wake_fd)) ||
+        (rc = watch(qp->epoll_fd, ctx->async_fd)))
         return rc;
-    return 0;
+    return sd_verbs_async_watch(qp);
 }
 
 struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *id, int *err)
@@ -178,7 +209,7 @@ struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *
     }
     qp->cm_channel = ch;
     qp->id = id;
-    qp->epoll_fd = qp->wake_fd = -1;
+    qp->epoll_fd = qp->wake_fd = qp->flush_timer_fd = -1;
     *err = setup_qp(qp);
     if (*err) {
         sd_error("verbs: cannot create the RDMA queue pair: %s", strerror(-*err));
@@ -401,6 +432,7 @@ int sd_verbs_progress(struct sd_qp *qp)
     int rc = 0;
 
     drain_cm_events(qp);
+    sd_verbs_async_progress(qp);
     while (ibv_get_cq_event(qp->comp_channel, &cq, &ctx) == 0)
         events++;
     if (events) {
@@ -442,6 +474,18 @@ static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_
     return 1;
 }
 
+static void drop_unflushed(struct sd_verbs_ring *r)
+{
+    for (uint32_t i = 0; i < r->size && r->count; i++) {
+        if (r->slot[i].busy) {
+            struct sd_verbs_wr wr = ring_retire(r, i);
+
+            if (wr.read_sink_mr)
+                ibv_dereg_mr(wr.read_sink_mr);
+        }
+    }
+}
+
 int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
 {
     struct ibv_wc batch[16];
@@ -459,6 +503,13 @@ int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
             n += take_completion(qp, &batch[i], &wc[n]);
         if (got < want)
             break;
+    }
+    /* Requests the device never flushed: dropped (their temporary sinks deregistered). */
+    if (qp->lost && !qp->lost_reported && (qp->sq.count || qp->rq.count) && flush_wait_over(qp)) {
+        sd_warn("verbs: %u send and %u receive requests never flushed within %d ms of the loss; "
+                "reporting it without them", qp->sq.count, qp->rq.count, SD_VERBS_FLUSH_WAIT_MS);
+        drop_unflushed(&qp->sq);
+        drop_unflushed(&qp->rq);
     }
     /* MS-SMBD 3.1.7.1: after every request has flushed, report the loss once. */
     if (n < max && qp->lost && !qp->lost_reported && qp->sq.count == 0 && qp->rq.count == 0) {
