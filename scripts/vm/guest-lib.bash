@@ -23,10 +23,35 @@ vm_require_guest() {
     [ "${VM_RESULTS:-}" = /vm ] && [ -d /sys/module/9p ] || skip "runs only inside the test VM (make test-vm)"
 }
 
-# vm_memlock_unlimited — lifts RLIMIT_MEMLOCK for this shell and its children, as RDMA setups do:
-# kernel siw counts every registered byte against it, even for root, and Debian's default of
-# 8 MiB is less than one verbs connection of ours registers (see soft_vs_siw.bats for that case).
-vm_memlock_unlimited() { ulimit -l unlimited; }
+# Clients run as people run them: an unprivileged user, under the kernel's default
+# RLIMIT_MEMLOCK (8 MiB, as on Debian 12), which kernel siw and rxe charge every registered byte
+# against. Only tests about a raised limit raise it (vm_as_client's VM_CLIENT_MEMLOCK).
+VM_CLIENT_USER=vmclient
+
+# vm_client_tmpdir — a fresh temporary folder the client user can write (prints its path).
+vm_client_tmpdir() {
+    local d
+    d=$(mktemp -d) && chmod 1777 "$d" && echo "$d"
+}
+
+# vm_as_client COMMAND [ARG]... — runs COMMAND as $VM_CLIENT_USER (created on first use, no
+# privileges, no capabilities), with the environment kept and HOME its own. With MEMLOCK=KiB
+# With VM_CLIENT_MEMLOCK=KiB (or "unlimited") in the environment, the soft RLIMIT_MEMLOCK is set
+# to that first (root raises the hard limit for it: the test is then about a raised limit).
+vm_as_client() {
+    local home=/tmp/$VM_CLIENT_USER
+    id -u "$VM_CLIENT_USER" >/dev/null 2>&1 ||
+        useradd -M -N -d "$home" -s /bin/bash "$VM_CLIENT_USER" || return 1
+    mkdir -p "$home" && chown "$VM_CLIENT_USER" "$home"
+    (
+        if [ -n "${VM_CLIENT_MEMLOCK:-}" ]; then
+            [ "$VM_CLIENT_MEMLOCK" != unlimited ] || ulimit -H -l unlimited
+            ulimit -S -l "$VM_CLIENT_MEMLOCK" || exit 126
+        fi
+        HOME=$home exec setpriv --reuid="$VM_CLIENT_USER" --regid="$(id -g "$VM_CLIENT_USER")" \
+            --clear-groups --inh-caps=-all --bounding-set=-all -- "$@"
+    )
+}
 
 # vm_require_bin PATH — skips when a project binary was not built.
 vm_require_bin() { [ -x "$1" ] || skip "$1 is not built"; }
@@ -108,16 +133,17 @@ vm_wait_rdma_listen() {
     done
 }
 
-# vm_smbclient ADDR VIA [smbclient args...] — smbclient against //ADDR/share, 120 s at most.
-# VIA: tcp (no shim), or soft|rdma: through the shim with that SMBDIRECT_TRANSPORT and no TCP
-# fallback, so a run that did not use SMB Direct fails.
+# vm_smbclient ADDR VIA [smbclient args...] — smbclient against //ADDR/share, 120 s at most, as
+# the unprivileged client user (vm_as_client). VIA: tcp (no shim), or soft|rdma: through the
+# shim with that SMBDIRECT_TRANSPORT and no TCP fallback, so a run that did not use SMB Direct
+# fails.
 vm_smbclient() {
     local addr=$1 via=$2; shift 2
     local cmd=(smbclient "//$addr/share" -m SMB3 "$@")
     case "$via" in
-        tcp) timeout 120 "${cmd[@]}" ;;
+        tcp) vm_as_client timeout 120 "${cmd[@]}" ;;
         soft|rdma) SMBDIRECT_TRANSPORT=$via SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
-                   timeout 120 "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
+                   vm_as_client timeout 120 "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
         *) echo "vm_smbclient: unknown path $via" >&2; return 2 ;;
     esac
 }

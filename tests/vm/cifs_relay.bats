@@ -21,7 +21,6 @@ setup() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
     source "$BATS_TEST_DIRNAME/../../scripts/vm/cifs-checks.bash"
     vm_require_guest
-    vm_memlock_unlimited
     vm_require_bin "$VM_BUILD/smbdirect-relay"
 }
 

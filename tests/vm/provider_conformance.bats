@@ -11,8 +11,12 @@ setup_file() {
 setup() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"
     vm_require_guest
-    vm_memlock_unlimited
     vm_require_bin "$VM_BUILD/tests/test_provider_conformance"
+    # The one suite that raises RLIMIT_MEMLOCK: it drives the verbs provider itself, below the
+    # engine's budget, with both ends of every connection in one process and up to 16 MiB of
+    # buffers plus 32 RDMA Reads' temporary sinks at once (a test of the provider under load,
+    # not of the limit; kernel siw on 6.1 counts them even for root).
+    ulimit -l unlimited
 }
 
 # conformance ADDR LABEL — runs the suite on the device owning ADDR; the verbs group must have run
