@@ -421,7 +421,7 @@ static void report_memlock(const struct smbd_link_opts *o)
 
     if (!o->provider->pins_memory || limit == UINT64_MAX)
         return;
-    if (smbd_memplan_make(&o->cfg, o->cfg.max_read_write_size, limit, &p) ==
+    if (smbd_memplan_make(&o->cfg, smbd_link_planned_io(o, SMBD_ROLE_PASSIVE), limit, &p) ==
         SMBD_MEMPLAN_REFUSED) {
         fprintf(stderr, "relay: warning: RLIMIT_MEMLOCK is %llu KiB: not even one SMB Direct "
                 "connection fits (%llu KiB needed); raise it (ulimit -l, LimitMEMLOCK=)\n",

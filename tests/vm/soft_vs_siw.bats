@@ -79,7 +79,7 @@ get_put_via_relay() {
     local d
     ulimit -S -l 8192
     SENV_RELAY_TRANSPORT=rdma senv_relay_start
-    grep -q 'relay: RLIMIT_MEMLOCK is 8192 KiB: a connection registers [0-9]* KiB for good and [0-9]* KiB per I/O in flight' "$SENV_RELAY_LOG"
+    grep -q 'relay: RLIMIT_MEMLOCK is 8192 KiB: a connection registers [0-9]* KiB for good and 1028 KiB per I/O in flight' "$SENV_RELAY_LOG"
     d=$(vm_client_tmpdir)
     senv_random_file "$d/put.bin" $((64 * 1024 * 1024))
     run vm_smbclient_samba soft -c "put $d/put.bin put-64m-memlock.bin; get put-64m-memlock.bin $d/back.bin"

@@ -84,13 +84,23 @@ struct link_plan {
 
 static uint64_t kib(uint64_t bytes) { return (bytes + 1023) / 1024; }
 
+uint32_t smbd_link_planned_io(const struct smbd_link_opts *o, enum smbd_role role)
+{
+    uint32_t want = o->io_size ? o->io_size : o->cfg.max_read_write_size;
+
+    /* A server shares the limit among its clients: under one it offers each the I/O size
+     * Windows' and Linux' clients use by default instead of taking all the room. */
+    return role == SMBD_ROLE_PASSIVE && want > SMBD_MEMPLAN_IO_FIRST ? SMBD_MEMPLAN_IO_FIRST
+                                                                      : want;
+}
+
 /* Fits a connection of o into what the process may still pin (smbd_memplan.h) and
  * charges that at once, so connections set up side by side cannot count the same room;
  * logs what had to shrink. 0, or -ENOMEM with the reason in why (nothing fits). */
 static int link_plan(const struct smbd_link_opts *o, enum smbd_role role, struct link_plan *lp,
                      char *why, size_t whylen)
 {
-    uint32_t want = o->io_size ? o->io_size : o->cfg.max_read_write_size;
+    uint32_t want = smbd_link_planned_io(o, role);
     uint64_t limit = sd_pinned_limit(), room, pinned;
     struct smbd_memplan p;
     enum smbd_memplan_fit fit;
@@ -100,10 +110,6 @@ static int link_plan(const struct smbd_link_opts *o, enum smbd_role role, struct
     lp->charged = lp->queues = 0;
     if (!o->provider->pins_memory || limit == UINT64_MAX)
         return 0;
-    /* A server shares the limit among its clients: under one it offers each the I/O size
-     * Windows' and Linux' clients use by default instead of taking all the room. */
-    if (role == SMBD_ROLE_PASSIVE && want > SMBD_MEMPLAN_IO_FIRST)
-        want = SMBD_MEMPLAN_IO_FIRST;
     do {
         room = sd_pinned_room();
         pinned = sd_pinned_used();

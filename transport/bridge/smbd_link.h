@@ -50,6 +50,8 @@ int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
                            char *why, size_t whylen);
 
 const struct smbd_conn *smbd_link_conn(const struct smbd_link *k);
+/* The I/O a connection of o reserves registered memory for where a limit binds. */
+uint32_t smbd_link_planned_io(const struct smbd_link_opts *o, enum smbd_role role);
 /* The most one I/O may register on this link: the reserved I/O size where registering
  * pins memory under a limit, else UINT32_MAX. */
 uint32_t smbd_link_io_limit(const struct smbd_link *k);
