@@ -9,7 +9,7 @@
 
 static _Atomic uint64_t pinned_used;
 
-static size_t page_size(void)
+size_t sd_pinned_page(void)
 {
     static size_t cached;
     long p;
@@ -23,7 +23,7 @@ static size_t page_size(void)
 
 size_t sd_pinned_cost(const void *base, size_t len)
 {
-    size_t pg = page_size();
+    size_t pg = sd_pinned_page();
     uintptr_t start = (uintptr_t)base / pg * pg, end = ((uintptr_t)base + len + pg - 1) / pg * pg;
 
     return len ? (size_t)(end - start) : 0;
@@ -31,7 +31,7 @@ size_t sd_pinned_cost(const void *base, size_t len)
 
 size_t sd_pinned_cost_len(size_t len)
 {
-    size_t pg = page_size();
+    size_t pg = sd_pinned_page();
 
     return len ? (len + pg - 1) / pg * pg + pg : 0;
 }

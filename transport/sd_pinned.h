@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The page size the kernel pins by. */
+size_t sd_pinned_page(void);
 /* What registering len bytes at base pins: every page the range touches. */
 size_t sd_pinned_cost(const void *base, size_t len);
 /* The same for a buffer whose address is not known yet (one more page, for alignment). */

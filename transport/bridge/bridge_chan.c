@@ -85,6 +85,13 @@ static int budget_allows(const struct bridge_chan *ch, uint64_t len)
     return process == 0 || process + len <= ch->host.mem_limit_total;
 }
 
+/* Whether a registration (or an RDMA operation's) failed for want of registered memory:
+ * the budget said no (-ENOMEM), or the kernel did (-ENOMEM, -EPERM, -EAGAIN). */
+static int refused_for_memory(int rc)
+{
+    return rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN;
+}
+
 /* Registered memory for a len-byte channel buffer cannot be had now (RLIMIT_MEMLOCK, or
  * the kernel refused it: rc). The I/O waits (BRIDGE_CHAN_WAIT, offered again) while
  * memory may still come free: this connection's or another's channel I/O holds some, or
@@ -340,7 +347,7 @@ static int client_send(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                                    descs, CHAN_CLIENT_DESCS, &nd);
     if (rc < 0) {
         buf_free(ch, b);
-        if (rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN)
+        if (refused_for_memory(rc))
             return pin_wait(ch, plan->length, rc, now_ms);
         return chan_fail(ch, rc, "RDMA channel: registering an I/O buffer failed");
     }
@@ -446,7 +453,7 @@ static int server_start_writes(struct bridge_chan *ch)
                                  io->descs, io->ndescs, 0);
         if (rc < 0) {
             buf_free(ch, b);
-            if (rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN)
+            if (refused_for_memory(rc))
                 return pin_wait(ch, w->size, rc, now) < 0 ? -1 : 0;
             return chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
         }
@@ -537,7 +544,7 @@ static int answer_go(struct bridge_chan *ch, struct chan_answer *a, uint64_t now
         len = a->b->len;
         rc = smbd_conn_rdma_write(ch->host.conn, (uint64_t)(uintptr_t)a->b, a->b->mem, len,
                                   a->descs, a->ndescs, 0);
-        if (rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN) {
+        if (refused_for_memory(rc)) {
             if ((rc = pin_wait(ch, len, rc, now)) == BRIDGE_CHAN_WAIT)
                 return rc;
             answer_free(ch, a);

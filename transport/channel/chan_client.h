@@ -58,9 +58,10 @@ enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *m
 
 /* 1 once this connection's READ/WRITE go inline for good, so the program must size them
  * to fit in one SMB Direct message (MS-SMBD 3.1.4.2 MaxFragmentedSize): the channel is
- * off (threshold 0), the dialect is below 3.0, or the program sent an encrypted message, or a signed one other than those every 3.x client
- * signs (smb2_signed_regardless): sessions that sign or seal their data are never
- * rewritten (MS-SMB2 3.2.4.1.1). 0 while the dialect is undecided. */
+ * off (threshold 0), the dialect is below 3.0, or the program sent an encrypted message,
+ * or a signed one other than those every 3.x client signs (smb2_signed_regardless):
+ * sessions that sign or seal their data are never rewritten (MS-SMB2 3.2.4.1.1). 0 while
+ * the dialect is undecided. */
 int chan_client_inline_only(const struct chan_client *cc);
 
 /* Once the rewritten request is sent: remembers it with the descriptors it carried

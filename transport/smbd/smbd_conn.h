@@ -74,7 +74,6 @@ struct smbd_stats {
     uint64_t fragments_sent, fragments_received;
     uint64_t keepalives_sent, keepalives_received;
     uint64_t credits_granted, credits_received;
-    uint64_t pinned_peak;  /* most bytes registered at once on a provider that pins */
 };
 
 /* Upcalls to the upper layer. Every pointer may be NULL except that one of deliver

@@ -156,7 +156,6 @@ struct smbd_conn {
     /* registered memory on a provider that pins it (smbd_pin.c) */
     size_t pin_reserve;              /* charged to the process for one I/O */
     size_t pin_reserve_free;         /* ... not drawn by a registration now */
-    size_t pinned;                   /* bytes of this connection's live registrations */
 };
 
 static inline int smbd_is_live(const struct smbd_conn *c)

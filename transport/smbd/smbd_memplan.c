@@ -49,7 +49,7 @@ static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
  * beside p's permanent buffers in room: 1 when that is at least least, else 0 (p unchanged). */
 static int shrink_io(struct smbd_memplan *p, uint64_t room, uint32_t io_max, uint32_t least)
 {
-    uint64_t page = sd_pinned_cost_len(1) / 2, io;
+    uint64_t page = sd_pinned_page(), io;
 
     if (room <= p->fixed + page)
         return 0;

@@ -29,9 +29,6 @@ int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_r
             sd_pinned_release(cost);
         return err;
     }
-    c->pinned += cost;
-    if (c->pinned > c->stats.pinned_peak)
-        c->stats.pinned_peak = c->pinned;
     *drawn = from;
     return 0;
 }
@@ -41,7 +38,6 @@ int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn)
     size_t cost = c->ops->pins_memory ? sd_pinned_cost(mr->base, mr->length) : 0;
     int err = c->ops->dereg_mr(c->qp, mr);
 
-    c->pinned -= cost;
     c->pin_reserve_free += drawn;
     if (cost > drawn)
         sd_pinned_release(cost - drawn);

@@ -88,8 +88,9 @@ static uint32_t base_slots(const struct smbd_conn *c)
 
 size_t smbd_conn_send_capacity(const struct smbd_conn *c)
 {
-    /* the reserve holds this many more send buffers (less sd_pinned_cost_len's slack) */
-    size_t slack = sd_pinned_cost_len(1);
+    /* the reserve holds this many more send buffers (less sd_pinned_cost_len's two pages
+     * of slack) */
+    size_t slack = 2 * sd_pinned_page();
     size_t extra = c->pin_reserve > slack ? (c->pin_reserve - slack) / c->send_buf_size : 0;
 
     if (!c->chunks || c->neg.max_send_size <= SMBD_DATA_OFFSET)

@@ -450,6 +450,16 @@ int sd_verbs_progress(struct sd_qp *qp)
 }
 
 /* Retires one completion; returns 1 when it is reported to the caller. */
+/* ring_retire, and the request's temporary iWARP read sink deregistered. */
+static struct sd_verbs_wr retire(struct sd_verbs_ring *r, uint32_t index)
+{
+    struct sd_verbs_wr wr = ring_retire(r, index);
+
+    if (wr.read_sink_mr)
+        ibv_dereg_mr(wr.read_sink_mr);
+    return wr;
+}
+
 static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_wc *out)
 {
     int is_recv = (in->wr_id & RECV_TAG) != 0;
@@ -463,9 +473,7 @@ static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_
         sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "provider returned an unknown completion");
         return 0;
     }
-    wr = ring_retire(r, index);
-    if (wr.read_sink_mr)
-        ibv_dereg_mr(wr.read_sink_mr);
+    wr = retire(r, index);
     if (in->status != IBV_WC_SUCCESS && in->status != IBV_WC_WR_FLUSH_ERR)
         sd_verbs_qp_set_lost(qp, sd_verbs_wc_status(in->status), ibv_wc_status_str(in->status));
     if (in->status == IBV_WC_SUCCESS && !wr.signaled)
@@ -476,14 +484,9 @@ static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_
 
 static void drop_unflushed(struct sd_verbs_ring *r)
 {
-    for (uint32_t i = 0; i < r->size && r->count; i++) {
-        if (r->slot[i].busy) {
-            struct sd_verbs_wr wr = ring_retire(r, i);
-
-            if (wr.read_sink_mr)
-                ibv_dereg_mr(wr.read_sink_mr);
-        }
-    }
+    for (uint32_t i = 0; i < r->size && r->count; i++)
+        if (r->slot[i].busy)
+            retire(r, i);
 }
 
 int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
