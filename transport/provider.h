@@ -219,7 +219,8 @@ struct sd_provider_ops {
      * gets a read attempt on every progress(). */
     sd_readable_fn *readable;
 
-    /* Starts an orderly disconnect; outstanding requests flush, then CONN_LOST. */
+    /* Starts an orderly disconnect; outstanding requests flush, then CONN_LOST (on
+     * soft-iWARP once the peer has closed too: the owner bounds the wait). */
     sd_disconnect_fn *disconnect;
     /* Frees everything; the qp must not be used afterwards. */
     sd_destroy_fn *destroy;

@@ -1128,6 +1128,71 @@ static void test_soft_crc_asked_by_acceptor(void **state)
     soft_crc_exchange(0);
 }
 
+/* soft-iWARP: Sends completed before an orderly disconnect reach a peer that reads
+ * slowly and answers each message (as an SMB Direct receiver grants credits), although
+ * the disconnecting side is destroyed as soon as its disconnect completes. A socket
+ * closed while the peer still sends is reset by the kernel, which then drops what it
+ * had not sent yet: the disconnect completes only once the peer has closed too. */
+static void test_soft_disconnect_delivers_to_slow_peer(void **state)
+{
+    enum { MSGS = 4, SZ = 65536 };
+    (void)state;
+    struct pair p;
+    connect_pair(&p);
+    int rcv = 4096, snd = 4 * (int)MIB; /* the peer's window stays shut while it waits */
+    assert_int_equal(setsockopt(P->fd(p.b.qp), SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)), 0);
+    assert_int_equal(setsockopt(P->fd(p.a.qp), SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)), 0);
+    struct buf src, dst, ans;
+    buf_reg(&p.a, &src, MSGS * SZ, 0);
+    buf_reg(&p.b, &dst, MSGS * SZ, SD_ACCESS_LOCAL_WRITE);
+    buf_reg(&p.b, &ans, 16, 0);
+    fill_pattern(src.mem, src.len, 9);
+    memset(dst.mem, 0, dst.len);
+    memset(ans.mem, 0, ans.len);
+    for (int i = 0; i < MSGS; i++) {
+        post_recv_ok(&p.b, &dst, (uint64_t)i, (size_t)i * SZ, SZ);
+        send_ok(&p.a, &src, 100 + (uint64_t)i, (size_t)i * SZ, SZ, 0);
+    }
+    for (int i = 0; i < MSGS; i++) /* in the socket: the peer has read almost nothing */
+        expect_wc(&p, &p.a, 100 + (uint64_t)i, SD_WC_SEND, SD_WC_SUCCESS);
+    P->disconnect(p.a.qp);
+    int got = 0, a_lost = 0;
+    for (;;) {
+        while (p.a.qp && p.a.rd < p.a.n) {
+            if (p.a.wc[p.a.rd++].opcode == SD_WC_CONN_LOST) {
+                P->destroy(p.a.qp);  /* as the engine's owner does */
+                p.a.qp = NULL;
+                a_lost = 1;
+            }
+        }
+        if (p.b.rd < p.b.n) {
+            struct sd_wc wc = p.b.wc[p.b.rd++];
+            if (wc.opcode == SD_WC_CONN_LOST)
+                break;
+            if (wc.opcode == SD_WC_SEND)
+                continue;       /* an answer: the last ones may flush at a's close */
+            if (wc.status != SD_WC_SUCCESS)
+                fail_msg("message %d of %d: status %d", got + 1, MSGS, wc.status);
+            assert_int_equal(wc.wr_id, (uint64_t)got);
+            got++;
+            struct sd_sge g = sge_of(&ans, 0, ans.len);
+            assert_int_equal(P->post_send(p.b.qp, 200 + wc.wr_id, &g, 1, 0, 0), 0);
+            continue;
+        }
+        pump(&p, 10);
+    }
+    assert_int_equal(got, MSGS);
+    assert_memory_equal(dst.mem, src.mem, src.len);
+    while (!a_lost) {
+        struct sd_wc wc = next_wc(&p, &p.a);
+        a_lost = wc.opcode == SD_WC_CONN_LOST;
+    }
+    buf_free(&p.a, &src);
+    buf_free(&p.b, &dst);
+    buf_free(&p.b, &ans);
+    close_pair(&p);
+}
+
 /* Throughput of a 1 MiB Send loop and 1 MiB RDMA Writes (printed, not asserted). */
 static void test_throughput_report(void **state)
 {
@@ -1214,6 +1279,7 @@ int main(void)
         cmocka_unit_test(test_mpa_handshake_timeout),
         cmocka_unit_test(test_soft_crc_asked_by_connector),
         cmocka_unit_test(test_soft_crc_asked_by_acceptor),
+        cmocka_unit_test(test_soft_disconnect_delivers_to_slow_peer),
     };
     P = &sd_soft_provider;
     on_iwarp = 1;

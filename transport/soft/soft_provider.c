@@ -12,6 +12,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define DESTROY_DRAIN_MS 200   /* bounded wait for a pending Terminate at destroy */
@@ -64,10 +65,15 @@ static void flush_one(struct sd_qp *qp, uint64_t wr_id, enum sd_wc_opcode op)
 }
 
 static void qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame,
-                    const uint8_t *term, size_t term_len)
+                    const uint8_t *term, size_t term_len, int await_peer)
 {
-    if (qp->dead)
+    if (qp->dead) {
+        if (qp->close_pending && qp->eof) {
+            qp->close_pending = 0;
+            sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, qp->fail_cause, 0);
+        }
         return;
+    }
     qp->dead = 1;
     qp->fail_cause = cause;
     qp->blame_pending = blame == SD_SOFT_BLAME_SEND && is_error(cause);
@@ -89,14 +95,17 @@ static void qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blam
         sd_soft_ring_pop(&qp->rq);
     }
     qp->irq.count = 0;
-    sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, cause, 0);   /* MS-SMBD 3.1.7.1 */
+    if (await_peer && !qp->eof)
+        qp->close_pending = 1;
+    else
+        sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, cause, 0);   /* MS-SMBD 3.1.7.1 */
     if (!qp->tail)
         shutdown(qp->fd, SHUT_WR);
 }
 
 void sd_soft_qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame)
 {
-    qp_fail(qp, cause, blame, NULL, 0);
+    qp_fail(qp, cause, blame, NULL, 0, 0);
 }
 
 void sd_soft_qp_terminate(struct sd_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
@@ -120,7 +129,7 @@ void sd_soft_qp_terminate(struct sd_qp *qp, uint8_t layer, uint8_t etype, uint8_
     sd_warn("soft-iWARP: terminating the connection: %s", sd_iw_term_str(&t));
     uint8_t buf[SD_SOFT_TERM_FPDU_MAX];
     size_t n = sd_soft_tx_build_terminate(qp, &t, buf);
-    qp_fail(qp, cause, blame, buf, n);
+    qp_fail(qp, cause, blame, buf, n, 0);
 }
 
 static int soft_is_iwarp(const struct sockaddr *dst, socklen_t dstlen)
@@ -160,9 +169,15 @@ static void soft_readable(struct sd_qp *qp)
     qp->rx_drained = 0;
 }
 
+/* Our FIN follows every byte already written, but the socket may still hold some of
+ * them unsent (a slow reader's window): a close now, with the peer's last credit
+ * grants unread, would make the kernel reset the connection and drop them. So the
+ * connection stays open, its input read and discarded, until the peer closes its side
+ * too; only then is the disconnect complete (CONN_LOST), as rdma_disconnect's
+ * DISCONNECTED event waits for the peer. The owner bounds the wait. */
 static void soft_disconnect(struct sd_qp *qp)
 {
-    sd_soft_qp_fail(qp, SD_WC_SUCCESS, SD_SOFT_BLAME_NONE);
+    qp_fail(qp, SD_WC_SUCCESS, SD_SOFT_BLAME_NONE, NULL, 0, 1);
 }
 
 static void soft_destroy(struct sd_qp *qp)
@@ -177,6 +192,9 @@ static void soft_destroy(struct sd_qp *qp)
         if (left == 0 || poll(&p, 1, left) <= 0)
             break;
     }
+    /* Input left unread would make close() reset the connection (RFC 1122 4.2.2.13). */
+    while (!qp->eof && recv(qp->fd, qp->rx.buf, SD_SOFT_RX_BUF, MSG_DONTWAIT) > 0)
+        ;
     sd_debug("soft-iWARP: connection closed: %llu payload bytes received, %llu of them "
              "copied out of the stream buffer", (unsigned long long)qp->rx.placed,
              (unsigned long long)qp->rx.staged);

@@ -135,6 +135,7 @@ struct sd_soft_rx {
 struct sd_qp {
     int fd;
     int dead;                 /* the connection is gone; CONN_LOST was queued */
+    int close_pending;        /* dead by a local disconnect: CONN_LOST waits for eof */
     int eof;                  /* nothing more to read */
     int rx_hinted;            /* the owner reports readiness (ops->readable) */
     int rx_drained;           /* with rx_hinted: the last recv emptied the socket */
@@ -194,7 +195,8 @@ struct sd_qp *sd_soft_qp_create(int fd, int responder, int crc, uint32_t ird, ui
 /* Which work request a failure is charged to. */
 enum sd_soft_blame { SD_SOFT_BLAME_NONE, SD_SOFT_BLAME_RECV, SD_SOFT_BLAME_SEND };
 /* The connection is lost: every outstanding request completes (the blamed one with
- * cause, the rest SD_WC_FLUSHED), then CONN_LOST with status cause. */
+ * cause, the rest SD_WC_FLUSHED), then CONN_LOST with status cause. Called again
+ * once eof is set, it queues the CONN_LOST an orderly disconnect held back. */
 void sd_soft_qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame);
 /* A local protocol check failed on the FPDU being received: send a Terminate
  * (RFC 5040 5.3) and fail with SD_WC_FATAL (or cause). */
