@@ -109,6 +109,15 @@ int sd_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
     return 0;
 }
 
+int sd_addr_is_any(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (sa->sa_family == AF_INET6)
+        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+    return 0;
+}
+
 char *sd_addr_format(const struct sockaddr *sa, char *buf, size_t len)
 {
     char ip[INET6_ADDRSTRLEN] = "?";

@@ -25,6 +25,9 @@ void sd_addr_set_port(struct sockaddr *sa, int port);
  * too), else 0 (other families never compare equal). */
 int sd_addr_equal(const struct sockaddr *a, const struct sockaddr *b);
 
+/* 1 when sa is the IPv4 or IPv6 wildcard address (0.0.0.0, ::): every local address. */
+int sd_addr_is_any(const struct sockaddr *sa);
+
 #define SD_ADDR_STRLEN 64
 
 #endif

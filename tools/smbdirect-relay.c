@@ -38,7 +38,8 @@ static const char usage_head[] =
     "connection that fails or ends never disturbs the others.\n"
     "\n"
     "Options:\n"
-    "  --listen HOST:PORT       address to accept SMB Direct on (iWARP usually uses 5445)\n"
+    "  --listen HOST:PORT       address to accept SMB Direct on (iWARP usually uses 5445);\n"
+    "                           0.0.0.0 or [::]: every address, on every RDMA device\n"
     "  --backend HOST:PORT      TCP address of the SMB server (usually port 445)\n"
     "  --log-stats              print a second line of counters when a connection ends\n"
     "  --help                   show this help and exit\n"
@@ -168,7 +169,6 @@ static void conn_print_established(const struct relay_conn *c, const struct smbd
              p.neg.max_send_size, p.neg.max_receive_size, p.neg.max_fragmented_recv_size,
              p.neg.max_fragmented_send_size, p.neg.max_read_write_size, cm->ird, cm->ord);
     fprintf(stderr, "%s\n", line);
-    sd_info("%s", line);
 }
 
 /* ---- backend connect ---- */
@@ -461,8 +461,16 @@ int main(int argc, char **argv)
     sd_addr_format((struct sockaddr *)&r.backend, r.backend_str, sizeof(r.backend_str));
     sd_addr_format((struct sockaddr *)&listen_addr, listen_str, sizeof(listen_str));
     provider = sd_settings_provider(set.transport);
-    rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&listen_addr, listen_len,
-                           &r.opts.provider, &iwarp);
+    if (sd_addr_is_any((struct sockaddr *)&listen_addr)) {
+        /* Every device at once, of any kind: no one device to ask. The verbs provider adds
+         * the Appendix A header on the connections of iWARP devices only. */
+        r.opts.provider = provider;
+        iwarp = 1;
+        rc = 0;
+    } else {
+        rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&listen_addr,
+                               listen_len, &r.opts.provider, &iwarp);
+    }
     if (rc < 0) {
         fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", provider->name,
                 listen_str, strerror(-rc));

@@ -14,13 +14,29 @@ vm_die() { vm_log "error: $*"; exit 1; }
 # apt with a wait for other users of the dpkg lock (parallel sessions install too).
 vm_apt() { DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=900 "$@"; }
 
-# The Debian 6.1 kernel ABI the tier uses: the one linux-headers-amd64 points at in bookworm(-security)
-# (not backports' 6.12). Cached after the first look-up so later runs need no apt metadata.
+# Guest kernel series. 6.1 is Debian 12's own kernel; 6.12 is the newer one Debian 12 offers
+# (bookworm-security) and the series of Debian 13, whose ksmbd and cifs carry two more years of
+# SMB Direct fixes. Each series has its folder under the cache (vm_kernel_dir): the unpacked image
+# with the built modules, vmlinux, initramfs, ABI and version. VM_KERNEL picks the one a VM boots.
+VM_KERNEL_SERIES=(6.1 6.12)
+VM_KERNEL=${VM_KERNEL:-6.1}
+vm_kernel_dir() { echo "$VM_CACHE/kernel-${1:-$VM_KERNEL}"; }
+
+# The ABI of a series' kernel (default VM_KERNEL), e.g. 6.1.0-56-amd64 or 6.12.117+deb12-amd64: the
+# one its headers meta-package points at (6.1: linux-headers-amd64 in bookworm, not backports'
+# 6.12; 6.12: linux-headers-6.12-amd64). Cached after the first look-up so later runs need no apt
+# metadata.
 vm_kernel_abi() {
-    if [ -s "$VM_CACHE/kernel-abi" ]; then cat "$VM_CACHE/kernel-abi"; return; fi
-    local abi
-    abi=$(apt-cache depends linux-headers-amd64 2>/dev/null |
-          sed -n 's/^ *Depends: linux-headers-\(6\.1\.[0-9]*-[0-9]*\)-amd64$/\1/p' | head -n1)
+    local series=${1:-$VM_KERNEL} dir abi meta pattern
+    dir=$(vm_kernel_dir "$series")
+    if [ -s "$dir/kernel-abi" ]; then cat "$dir/kernel-abi"; return; fi
+    case "$series" in
+        6.1) meta=linux-headers-amd64 pattern='6\.1\.[0-9]*-[0-9]*' ;;
+        6.12) meta=linux-headers-6.12-amd64 pattern='6\.12\.[0-9]*+deb12' ;;
+        *) return 1 ;;
+    esac
+    abi=$(apt-cache depends "$meta" 2>/dev/null |
+          sed -n "s/^ *Depends: linux-headers-\($pattern\)-amd64\$/\1/p" | head -n1)
     [ -n "$abi" ] || return 1
-    mkdir -p "$VM_CACHE" && echo "$abi-amd64" >"$VM_CACHE/kernel-abi" && echo "$abi-amd64"
+    mkdir -p "$dir" && echo "$abi-amd64" >"$dir/kernel-abi" && echo "$abi-amd64"
 }

@@ -5,6 +5,7 @@
 # connects to our userspace provider). Files are copied both ways and compared by sha256;
 # /proc/fs/cifs/DebugData must show SMB Direct. The same copy against ksmbd (kernel to kernel) is
 # the control in ksmbd_siw.bats.
+# vm-kernels: 6.1 6.12
 
 setup_file() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"

@@ -2,6 +2,7 @@
 # tests/vm/ksmbd_rxe.bats — inside the test VM: ksmbd with only a RoCE device (kernel rxe), so its
 # SMB Direct listener is on port 445 (MS-SMB2: InfiniBand/RoCE use the TCP port number), reached
 # by the verbs provider on rxe: smbclient through the shim and smbdirect-probe.
+# vm-kernels: 6.1 6.12
 
 setup_file() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"

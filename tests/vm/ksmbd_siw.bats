@@ -4,6 +4,7 @@
 # the userspace soft-iWARP provider (plain TCP to siw's listener) and the verbs provider on siw.
 # smbclient runs through the shim; smbdirect-probe reports what ksmbd negotiates. Controls: the
 # kernel's cifs client against ksmbd, kernel to kernel, with the checks cifs_relay.bats applies.
+# vm-kernels: 6.1 6.12
 
 setup_file() {
     source "$BATS_TEST_DIRNAME/../../scripts/vm/guest-lib.bash"

@@ -210,8 +210,9 @@ void smbd_on_rdma_done(struct smbd_conn *c, const struct sd_wc *wc)
             c->upper.rdma_done(c->ctx, op->cookie, op->status);
     }
     if (st && smbd_is_live(c))
-        smbd_terminate(c, -ECONNRESET, "an RDMA %s completed with provider status %d",
-                       wc->opcode == SD_WC_RDMA_READ ? "Read" : "Write", (int)wc->status);
+        smbd_terminate(c, -ECONNRESET, "an RDMA %s failed: %s",
+                       wc->opcode == SD_WC_RDMA_READ ? "Read" : "Write",
+                       sd_wc_status_str(wc->status));
 }
 
 void smbd_rdma_free_all(struct smbd_conn *c)

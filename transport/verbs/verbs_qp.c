@@ -3,6 +3,7 @@
  * fd (epoll over the completion channel, the CM channel and a wake-up eventfd),
  * completion polling and connection loss (flush, then one CONN_LOST; MS-SMBD 3.1.7.1). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -96,7 +97,10 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
         return;
     qp->lost = 1;
     qp->lost_cause = cause;
-    sd_info("verbs: connection lost: %s", why);
+    if (cause == SD_WC_FLUSHED)
+        sd_info("verbs: connection lost: %s", why);
+    else
+        sd_warn("verbs: connection lost: %s", why);
     /* Tell the peer at once: on InfiniBand/RoCE a failed request (e.g. a Send the
      * peer had no receive for) breaks only our QP, the peer would never notice. */
     if (qp->connected && rdma_disconnect(qp->id))
@@ -449,6 +453,27 @@ int sd_verbs_progress(struct sd_qp *qp)
     return rc;
 }
 
+/* A request failed: the loss is named by the device's own event when one is already
+ * queued (PORT_ERR often trails the first failed request), else by the status, with the
+ * port's state when the port is not up (a network link gone down). */
+static void lose_on_error(struct sd_qp *qp, enum ibv_wc_status status)
+{
+    struct ibv_port_attr port;
+    char why[160];
+
+    sd_verbs_async_progress(qp);
+    if (qp->lost)
+        return;
+    if (qp->id->verbs && ibv_query_port(qp->id->verbs, qp->id->port_num, &port) == 0 &&
+        port.state != IBV_PORT_ACTIVE)
+        snprintf(why, sizeof(why), "%s; %s port %u is %s: the port went down (its network link)",
+                 ibv_wc_status_str(status), ibv_get_device_name(qp->id->verbs->device),
+                 qp->id->port_num, ibv_port_state_str(port.state));
+    else
+        snprintf(why, sizeof(why), "%s", ibv_wc_status_str(status));
+    sd_verbs_qp_set_lost(qp, sd_verbs_wc_status(status), why);
+}
+
 /* Retires one completion; returns 1 when it is reported to the caller. */
 /* ring_retire, and the request's temporary iWARP read sink deregistered. */
 static struct sd_verbs_wr retire(struct sd_verbs_ring *r, uint32_t index)
@@ -475,7 +500,7 @@ static int take_completion(struct sd_qp *qp, const struct ibv_wc *in, struct sd_
     }
     wr = retire(r, index);
     if (in->status != IBV_WC_SUCCESS && in->status != IBV_WC_WR_FLUSH_ERR)
-        sd_verbs_qp_set_lost(qp, sd_verbs_wc_status(in->status), ibv_wc_status_str(in->status));
+        lose_on_error(qp, in->status);
     if (in->status == IBV_WC_SUCCESS && !wr.signaled)
         return 0;
     sd_verbs_wc_fill(in, &wr, is_recv, out);
