@@ -56,9 +56,11 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all tests docs test test-unit test-bats test-vm demo bench bench-engine bench-vm soak fuzz install clean
+.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm demo bench bench-engine bench-vm soak fuzz install deb clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
+# What `make install` installs (debian/rules builds only these under nocheck).
+progs: $(PROGS)
 
 $(BUILD)/obj/common/%.o:             INCLUDES = $(INC_COMMON)
 $(BUILD)/obj/portmap/%.o:            INCLUDES = $(INC_PORTMAP)
@@ -146,6 +148,11 @@ test-bats: all
 # Real-peer tier: kernel siw/rxe, ksmbd and cifs in a qemu (TCG) VM; see scripts/vm/run-tests.
 test-vm: all
 	scripts/vm/run-tests
+
+# The Debian packages: builds them with build/deb/src as a pristine copy of the tree
+# and puts the .deb, .changes and the rest into build/deb (scripts/deb-build).
+deb:
+	scripts/deb-build $(BUILD)/deb
 
 # Installs the build/test/demo dependencies (root, Debian 12, apt-get).
 deps:
