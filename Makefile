@@ -56,7 +56,7 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm demo bench bench-engine bench-vm soak fuzz install deb clean
+.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm test-deb demo bench bench-engine bench-vm soak fuzz install deb clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
 # What `make install` installs (debian/rules builds only these under nocheck).
@@ -153,6 +153,11 @@ test-vm: all
 # and puts the .deb, .changes and the rest into build/deb (scripts/deb-build).
 deb:
 	scripts/deb-build $(BUILD)/deb
+
+# The packages checked: make deb, lintian, install, the autopkgtest (debian/tests/demo)
+# against the installed files, purge leaves nothing; root, installs and purges them.
+test-deb:
+	scripts/deb-check
 
 # Installs the build/test/demo dependencies (root, Debian 12, apt-get).
 deps:
