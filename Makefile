@@ -5,6 +5,14 @@ CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# Install directories; LIBDIR may be multiarch (Debian: /usr/lib/<triplet>). The shim is
+# preloaded, never linked against, so it lives in a private folder (as rdma-core's
+# rsocket/librspreload.so); the relay is a daemon for the administrator, hence sbin.
+BINDIR  ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR  ?= $(PREFIX)/lib
+SHIMDIR ?= $(LIBDIR)/smbdirect
+MANDIR  ?= $(PREFIX)/share/man
 SAN     ?=
 OPT     ?= -O2
 
@@ -48,9 +56,11 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all tests docs test test-unit test-bats test-vm demo bench bench-engine bench-vm soak fuzz install clean
+.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm test-deb demo bench bench-engine bench-vm soak fuzz install deb clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
+# What `make install` installs (debian/rules builds only these under nocheck).
+progs: $(PROGS)
 
 $(BUILD)/obj/common/%.o:             INCLUDES = $(INC_COMMON)
 $(BUILD)/obj/portmap/%.o:            INCLUDES = $(INC_PORTMAP)
@@ -67,7 +77,7 @@ $(BUILD)/obj/tools/%.o:              INCLUDES = $(INC_TOOLS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC   $<"
-	@$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
 
 $(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -88,9 +98,11 @@ $(BUILD)/smbdirect-probe: $(BUILD)/obj/tools/smbdirect-probe.o $(BUILD)/libsmbdi
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# wrapper SHIMDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so.
+wrapper = sed 's|@SHIMDIR@|$(1)|' tools/smbdirect.in > $(2) && chmod 0755 $(2)
 $(BUILD)/smbdirect: tools/smbdirect.in
 	@mkdir -p $(dir $@)
-	sed 's|@LIBDIR@|$(abspath $(BUILD))|' $< > $@ && chmod +x $@
+	$(call wrapper,$(abspath $(BUILD)),$@)
 
 # Unit tests link the core library and the test helpers; only test_shim_* also link
 # the shim's objects (which interpose connect() and friends).
@@ -100,11 +112,11 @@ UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-conformance.
 $(BUILD)/tests/test_shim_%: tests/unit/test_shim_%.c $(SHIM_OBJ) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 
 # Test-only programs (tests/tools/): built beside the unit tests, never installed.
 TEST_TOOLS = $(BUILD)/tests/hostile-smbd
@@ -112,11 +124,11 @@ tests: $(TEST_TOOLS)
 $(BUILD)/tests/hostile-smbd: tests/tools/hostile_smbd.c $(BUILD)/libsmbdirect-core.a
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
-	@$(CC) $(CFLAGS) $(INC_SMBD) -Itransport/soft -o $@ $^ $(LIBS) $(LDFLAGS)
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INC_SMBD) -Itransport/soft -o $@ $^ $(LIBS) $(LDFLAGS)
 
 # Rewrites the settings blocks of README.md, the man pages and the smbdirect wrapper
 # from the settings table (the unit tier fails while they differ).
-docs: $(DOCGEN)
+docs: $(DOCGEN) $(TOOLS)
 	scripts/settings-docs $(BUILD)
 
 # The include flags of the whole tree, for scripts that compile on their own (scripts/fuzz).
@@ -136,6 +148,16 @@ test-bats: all
 # Real-peer tier: kernel siw/rxe, ksmbd and cifs in a qemu (TCG) VM; see scripts/vm/run-tests.
 test-vm: all
 	scripts/vm/run-tests
+
+# The Debian packages: builds them with build/deb/src as a pristine copy of the tree
+# and puts the .deb, .changes and the rest into build/deb (scripts/deb-build).
+deb:
+	scripts/deb-build $(BUILD)/deb
+
+# The packages checked: make deb, lintian, install, the autopkgtest (debian/tests/demo)
+# against the installed files, purge leaves nothing; root, installs and purges them.
+test-deb:
+	scripts/deb-check
 
 # Installs the build/test/demo dependencies (root, Debian 12, apt-get).
 deps:
@@ -163,13 +185,15 @@ fuzz:
 	scripts/fuzz
 
 install: $(PROGS)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
-	install -m 0755 $(BUILD)/libsmbdirect.so $(DESTDIR)$(PREFIX)/lib/libsmbdirect.so
-	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
-	sed 's|@LIBDIR@|$(PREFIX)/lib|' tools/smbdirect.in > $(DESTDIR)$(PREFIX)/bin/smbdirect
-	chmod 0755 $(DESTDIR)$(PREFIX)/bin/smbdirect
-	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -d $(DESTDIR)$(SHIMDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(BUILD)/libsmbdirect.so $(DESTDIR)$(SHIMDIR)/libsmbdirect.so
+	install -m 0755 $(BUILD)/smbdirect-probe $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/smbdirect-relay $(DESTDIR)$(SBINDIR)/
+	$(call wrapper,$(SHIMDIR),$(DESTDIR)$(BINDIR)/smbdirect)
+	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 0644 docs/smbdirect-relay.8 $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf build

@@ -8,10 +8,12 @@
 # Typical use:
 #   senv_create 127.0.0.21          # temp dir + share, sets SENV_* below
 #   senv_smbd_start                 # options: signing=mandatory min_protocol=SMB3_11 ...
-#   senv_relay_start                # build/smbdirect-relay ADDR:5445 -> ADDR:445
+#   senv_relay_start                # smbdirect-relay ADDR:5445 -> ADDR:445
 #   senv_smbclient -c 'put a b'     # smbclient through the shim
 #   senv_destroy                    # kills what it started, removes the temp dir
 #
+# Variables set when sourced: SENV_WRAPPER_BIN SENV_RELAY_BIN SENV_PROBE_BIN (the
+# programs used: see SENV_BUILD and SENV_INSTALLED below).
 # Variables set by senv_create / the start functions:
 #   SENV_ADDR SENV_DIR SENV_SHARE SENV_CONF SENV_SMBD_PID SENV_SMBD_LOG
 #   SENV_RELAY_PID SENV_RELAY_LOG SENV_USER SENV_PASS
@@ -19,6 +21,8 @@
 # Knobs (environment, optional):
 #   SENV_BUILD          build dir holding libsmbdirect.so, smbdirect, smbdirect-relay
 #                       (default: <repo>/build)
+#   SENV_INSTALLED=1    use the installed smbdirect, smbdirect-relay and smbdirect-probe
+#                       found in PATH instead of SENV_BUILD's (the wrapper names its library)
 #   SENV_SMB_PORT       backend smbd port (default 445)
 #   SENV_RELAY_PORT     relay (SMB Direct) port (default 5445, the shim's soft-iWARP default)
 #   SENV_RELAY_TRANSPORT relay --transport (default soft)
@@ -33,6 +37,17 @@ SENV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${SENV_SMBD_LOGLEVEL:=2}"
 SENV_SHARE_NAME=share
 SENV_USER_NAME=sdtest
+
+# senv_prog NAME — prints the path of program NAME: SENV_BUILD/NAME, or under
+# SENV_INSTALLED=1 the one PATH finds (NAME alone when there is none, which then fails
+# the callers' -x checks with its name).
+senv_prog() {
+    if [ "${SENV_INSTALLED:-0}" = 1 ]; then command -v "$1" || echo "$1"
+    else echo "$SENV_BUILD/$1"; fi
+}
+SENV_WRAPPER_BIN=$(senv_prog smbdirect)
+SENV_RELAY_BIN=$(senv_prog smbdirect-relay)
+SENV_PROBE_BIN=$(senv_prog smbdirect-probe)
 
 # Every function is safe under "set -e" (bats runs tests that way).
 
@@ -171,8 +186,8 @@ senv_smbd_stop() { senv_stop_pidfile smbd "${1:-TERM}"; SENV_SMBD_PID=''; }
 # senv_relay_start [extra relay args...] — smbdirect-relay on ADDR:RELAY_PORT bridging
 # to ADDR:SMB_PORT, stderr to $SENV_RELAY_LOG; waits until it listens.
 senv_relay_start() {
-    local relay=$SENV_BUILD/smbdirect-relay
-    if [ ! -x "$relay" ]; then senv_say "$relay is not built (run make)"; return 1; fi
+    local relay=$SENV_RELAY_BIN
+    if [ ! -x "$relay" ]; then senv_say "$relay is missing (run make)"; return 1; fi
     setsid "$relay" --listen "$SENV_ADDR:$SENV_RELAY_PORT" \
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
@@ -224,14 +239,14 @@ senv_destroy() {
 
 # senv_smbclient_via VIA [smbclient args...] — runs smbclient against
 # //ADDR/share, non-interactive, max protocol SMB3, as guest unless the args carry -U.
-# VIA is "shim" (through build/smbdirect, i.e. LD_PRELOAD of the shim) or "tcp".
+# VIA is "shim" (through the smbdirect wrapper, i.e. LD_PRELOAD of the shim) or "tcp".
 senv_smbclient_via() {
     local via=$1; shift
     local auth=(-N) a
     for a in "$@"; do case "$a" in -U*|--user*) auth=() ;; esac; done
     local cmd=(smbclient "//$SENV_ADDR/$SENV_SHARE_NAME" -m SMB3 "${auth[@]}" "$@")
     case "$via" in
-        shim) SMBDIRECT_TRANSPORT=${SMBDIRECT_TRANSPORT:-soft} "$SENV_BUILD/smbdirect" "${cmd[@]}" ;;
+        shim) SMBDIRECT_TRANSPORT=${SMBDIRECT_TRANSPORT:-soft} "$SENV_WRAPPER_BIN" "${cmd[@]}" ;;
         tcp)  "${cmd[@]}" ;;
         *) senv_say "unknown path: $via"; return 2 ;;
     esac
