@@ -78,6 +78,18 @@ vm_rdma_add() {
     echo "$ip"
 }
 
+# vm_rdma_readd siw|rxe — adds the device again after an `rdma link delete`: the kernel takes
+# the name back only once every user has let go of the device (ksmbd, the client), so this
+# retries for 15 s at most.
+vm_rdma_readd() {
+    local dev=vmsiw0 deadline=$((SECONDS + 15))
+    [ "$1" = siw ] || dev=vmrxe0
+    until rdma link add "${1}0" type "$1" netdev "$dev" 2>/dev/null; do
+        [ "$SECONDS" -lt "$deadline" ] || { echo "${1}0 could not be added again within 15 s" >&2; return 1; }
+        sleep 0.2
+    done
+}
+
 # vm_ksmbd_start — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with ksmbd.mountd from
 # ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER. Create the RDMA
 # devices first: ksmbd picks its SMB Direct port when it starts (5445 once an iWARP device exists,

@@ -18,7 +18,7 @@ setup() {
 
 @test "rxe: the RDMA device removed mid-transfer (rdma link delete): the program gets an error within the bound, the log names the removal" {
     fault_check "$VM_RXE_IP" "fault rxe device removed" 'DEVICE_REMOVAL' rdma link delete rxe0
-    rdma link add rxe0 type rxe netdev vmrxe0
+    vm_rdma_readd rxe
     vm_wait_rdma_listen 445
     fault_recovered "$VM_RXE_IP"
 }

@@ -26,7 +26,7 @@ setup() {
 
 @test "siw: the RDMA device removed mid-transfer (rdma link delete): the program gets an error within the bound, the log names the removal" {
     fault_check "$VM_SIW_IP" "fault siw device removed" 'DEVICE_REMOVAL' rdma link delete siw0
-    rdma link add siw0 type siw netdev vmsiw0
+    vm_rdma_readd siw
     vm_wait_rdma_listen 5445
     fault_recovered "$VM_SIW_IP"
 }

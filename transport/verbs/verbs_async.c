@@ -84,7 +84,7 @@ static void dispatch(struct ibv_context *ctx, const struct ibv_async_event *ev)
     }
 }
 
-void sd_verbs_async_progress(struct sd_qp *qp)
+void sd_verbs_async_progress(struct sd_qp *qp, int fabric_only)
 {
     struct ibv_context *ctx = qp->id->verbs;
     struct ibv_async_event ev;
@@ -100,6 +100,8 @@ void sd_verbs_async_progress(struct sd_qp *qp)
     }
     pthread_mutex_unlock(&live_lock);
     if ((event = atomic_load(&qp->async_lost)) == 0 || qp->lost)
+        return;
+    if (fabric_only && event - 1 != IBV_EVENT_PORT_ERR && event - 1 != IBV_EVENT_DEVICE_FATAL)
         return;
     snprintf(why, sizeof(why), "%s on %s port %u: %s", ibv_event_type_str(event - 1),
              ibv_get_device_name(ctx->device), qp->id->port_num,

@@ -125,6 +125,7 @@ sd_destroy_fn sd_verbs_destroy;
 /* verbs_async.c: the device's asynchronous events end the connections they concern. */
 int sd_verbs_async_watch(struct sd_qp *qp);    /* once its queue pair exists */
 void sd_verbs_async_unwatch(struct sd_qp *qp); /* before it is destroyed */
-void sd_verbs_async_progress(struct sd_qp *qp); /* reads events; ends qp if one concerns it */
+/* Reads events; ends qp if one concerns it (fabric_only: only a port or device event). */
+void sd_verbs_async_progress(struct sd_qp *qp, int fabric_only);
 
 #endif

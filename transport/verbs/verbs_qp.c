@@ -436,7 +436,7 @@ int sd_verbs_progress(struct sd_qp *qp)
     int rc = 0;
 
     drain_cm_events(qp);
-    sd_verbs_async_progress(qp);
+    sd_verbs_async_progress(qp, 0);
     while (ibv_get_cq_event(qp->comp_channel, &cq, &ctx) == 0)
         events++;
     if (events) {
@@ -453,15 +453,15 @@ int sd_verbs_progress(struct sd_qp *qp)
     return rc;
 }
 
-/* A request failed: the loss is named by the device's own event when one is already
- * queued (PORT_ERR often trails the first failed request), else by the status, with the
- * port's state when the port is not up (a network link gone down). */
+/* A request failed. A port or device event already queued names the loss (it often
+ * trails the first failed request: a network link gone down); else the loss takes the
+ * request's status, with the port's state when the port is not up. */
 static void lose_on_error(struct sd_qp *qp, enum ibv_wc_status status)
 {
     struct ibv_port_attr port;
     char why[160];
 
-    sd_verbs_async_progress(qp);
+    sd_verbs_async_progress(qp, 1);
     if (qp->lost)
         return;
     if (qp->id->verbs && ibv_query_port(qp->id->verbs, qp->id->port_num, &port) == 0 &&
