@@ -1,6 +1,6 @@
 /* portmap/portmap.c — strict parsing of port lists and port maps (SMBDIRECT_PORTS,
- * SMBDIRECT_PORTMAP) and the SMB Direct port lookup (DESIGN.md "Ports": iWARP 5445,
- * IB/RoCE 445). */
+ * SMBDIRECT_PORTMAP) and the SMB Direct port lookup (MS-SMB2 2.1: iWARP 5445, IB/RoCE
+ * the TCP port itself). */
 #include "portmap.h"
 
 #include <stdarg.h>

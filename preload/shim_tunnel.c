@@ -1,7 +1,10 @@
-/* preload/shim_tunnel.c — decides at connect() whether to tunnel (DESIGN.md "connect()
- * semantics"), dials SMB Direct synchronously, swaps the program's fd for a socketpair
- * end (DESIGN.md "Why a socketpair swap") and hands the other end to the engine; on
- * failure falls back to TCP or fails with the real error per SMBDIRECT_FALLBACK. */
+/* preload/shim_tunnel.c — decides at connect() whether to tunnel (an SMB port, a TCP
+ * socket), dials SMB Direct synchronously (a non-blocking connect() still returns 0 or
+ * the real error at once), swaps the program's fd for a socketpair end (so every later
+ * read, write, poll and close of the program works on a real kernel fd; see
+ * docs/ARCHITECTURE.md "File descriptors in the program's fd space") and hands the
+ * other end to the engine; on failure falls back to TCP or fails with the real error
+ * per SMBDIRECT_FALLBACK. */
 #include "shim_tunnel.h"
 
 #include <errno.h>

@@ -22,7 +22,8 @@ void smbd_config_default(struct smbd_config *cfg, enum smbd_role role)
      * Write; 64 KiB on top covers its SMB2 headers, a transform header and compound
      * padding. Windows offers 1 MiB. A value above receive credits x MaxReceiveSize
      * (2 MiB here) is safe only because every fragment is copied out of its receive
-     * buffer at once and the buffer reposted (see DESIGN.md "SMB Direct facts"). */
+     * buffer at once and the buffer reposted (smbd_conn_recv.c), so credits never wait
+     * on reassembly. */
     cfg->max_fragmented_recv_size = 8u * 1024 * 1024 + 64u * 1024;
     cfg->max_read_write_size = 8u * 1024 * 1024; /* Appendix B <6> */
     cfg->keepalive_interval_ms = 120000;         /* Appendix B <1> */
