@@ -13,6 +13,9 @@ SBINDIR ?= $(PREFIX)/sbin
 LIBDIR  ?= $(PREFIX)/lib
 SHIMDIR ?= $(LIBDIR)/smbdirect
 MANDIR  ?= $(PREFIX)/share/man
+# The configuration file's folder is /etc whatever PREFIX is: the programs look there
+# (SD_CONFIG_DEFAULT; SMBDIRECT_CONFIG names another file).
+CONFDIR  = /etc/smbdirect
 SAN     ?=
 OPT     ?= -O2
 
@@ -194,6 +197,10 @@ install: $(PROGS)
 	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 docs/smbdirect-relay.8 $(DESTDIR)$(MANDIR)/man8/
+	@# an existing configuration is the administrator's: never overwritten
+	install -d $(DESTDIR)$(CONFDIR)
+	[ -e $(DESTDIR)$(CONFDIR)/smbdirect.conf ] || \
+	    install -m 0644 docs/smbdirect.conf $(DESTDIR)$(CONFDIR)/smbdirect.conf
 
 clean:
 	rm -rf build

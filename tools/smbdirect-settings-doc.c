@@ -13,6 +13,8 @@ int main(int argc, char **argv)
 
     if (strcmp(f, "--markdown") == 0) {
         sd_settings_markdown(stdout);
+    } else if (strcmp(f, "--conf") == 0) {
+        sd_settings_conf(stdout);
     } else if (strcmp(f, "--man") == 0) {
         sd_settings_man(stdout);
     } else if (strcmp(f, "--wrapper") == 0) { /* a here-document for tools/smbdirect.in */
@@ -20,7 +22,7 @@ int main(int argc, char **argv)
         sd_settings_usage_env(stdout, SD_PROG_SHIM);
         printf("SETTINGS\n");
     } else {
-        fprintf(stderr, "Usage: smbdirect-settings-doc --markdown|--man|--wrapper\n");
+        fprintf(stderr, "Usage: smbdirect-settings-doc --markdown|--man|--wrapper|--conf\n");
         return 2;
     }
     return ferror(stdout) ? 1 : 0;

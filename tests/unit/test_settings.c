@@ -27,6 +27,7 @@ static void clear_env(void)
     for (int id = 0; id < SD_SET_COUNT; id++)
         if (ROW(id)->env)
             unsetenv(ROW(id)->env);
+    setenv("SMBDIRECT_CONFIG", "", 1); /* no configuration file, whatever /etc holds */
 }
 
 static int setup(void **state)

@@ -1,8 +1,10 @@
 /* transport/settings/sd_settings.h — every setting of the shim, the relay and the probe:
  * one table (sd_settings_table.c, the only place a default or a bound is written), the
  * typed values its rows parse to, and what those values make of an SMB Direct link.
- * Front ends: the environment (sd_settings_env.c) and the command line
- * (sd_settings_argv.c); sd_settings_doc.c renders the table for --help and the docs. */
+ * Front ends: the configuration file (sd_settings_file.c), the environment
+ * (sd_settings_env.c) and the command line (sd_settings_argv.c), in that order of
+ * precedence from low to high; sd_settings_doc.c renders the table for --help, the docs
+ * and the example configuration file. */
 #ifndef SMBDIRECT_SD_SETTINGS_H
 #define SMBDIRECT_SD_SETTINGS_H
 
@@ -144,11 +146,29 @@ int sd_settings_reach(enum sd_transport t, const struct sd_provider_ops *p,
                       const struct sockaddr *dst, socklen_t len,
                       const struct sd_provider_ops **out, int *is_iwarp);
 
+/* ---- configuration file front end (sd_settings_file.c) ---- */
+
+#define SD_CONFIG_DEFAULT "/etc/smbdirect/smbdirect.conf"
+
+/* The file's key for row id: its variable's name without SMBDIRECT_, in lower case
+ * ("credits", "max_send_size"). Returns buf. */
+const char *sd_settings_key(enum sd_setting_id id, char *buf, size_t len);
+
+/* Applies the configuration file to s: the one SMBDIRECT_CONFIG names (empty: none),
+ * else SD_CONFIG_DEFAULT when it exists. "key = value" lines ('#' starts a comment)
+ * before any section header are for every program that takes the key, those after
+ * [shim], [relay] or [probe] for that program ([global] goes back to every program).
+ * Every line is checked for every program it concerns; those for prog are applied.
+ * 0, or -1 with "FILE:LINE: what is wrong" in err (s then holds the lines before it). */
+int sd_settings_from_file(struct sd_settings *s, enum sd_program prog, char *err,
+                          size_t errlen);
+
 /* ---- environment front end (sd_settings_env.c) ---- */
 
-/* s = prog's defaults, then every variable prog reads, each read once; unset or
- * empty keeps the default. All are read; the first invalid one is described in err
- * ("NAME='VALUE' is invalid: use ...") and keeps its default. 0, or -1. */
+/* s = prog's defaults, then the configuration file (sd_settings_from_file), then
+ * every variable prog reads, each read once; unset or empty keeps what the file or the
+ * default gave. All are read; the first error (the file's, else the first invalid
+ * variable: "NAME='VALUE' is invalid: use ...") is described in err. 0, or -1. */
 int sd_settings_from_env(struct sd_settings *s, enum sd_program prog, char *err,
                          size_t errlen);
 
@@ -177,6 +197,9 @@ void sd_settings_usage(FILE *out, enum sd_program prog);
 /* The variables prog reads, as --help text (also the smbdirect wrapper's, for the
  * shim). */
 void sd_settings_usage_env(FILE *out, enum sd_program prog);
+/* The example configuration file's entries: each key commented out at its default,
+ * after its help. */
+void sd_settings_conf(FILE *out);
 /* README.md's table of every setting. */
 void sd_settings_markdown(FILE *out);
 /* The man pages' ENVIRONMENT entries of the shim's variables (roff). */

@@ -15,7 +15,8 @@ static void build_options(struct option *opts, enum sd_program prog, const struc
 {
     size_t n = nown;
 
-    memcpy(opts, own, nown * sizeof(*own));
+    if (nown)
+        memcpy(opts, own, nown * sizeof(*own)); /* own may be NULL when nown is 0 */
     for (int id = 0; id < SD_SET_COUNT; id++)
         if (sd_settings_table[id].flag_progs & SD_PROG_BIT(prog))
             opts[n++] = (struct option){ sd_settings_table[id].flag, required_argument, NULL,

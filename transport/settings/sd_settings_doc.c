@@ -31,6 +31,7 @@ struct style {
     const char *portmap;            /* the form of a port map */
 };
 static const struct style md = { "–", "−", "`", "`", ", ", "`tcpport:rdmaport,...`" };
+static const struct style plain = { "-", "-", "", "", " or ", "tcpport:rdmaport,..." };
 static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
                                   "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]" };
 
@@ -130,6 +131,28 @@ static void add_progs(char *buf, size_t len, unsigned progs)
     }
 }
 
+/* Appends the default of the first program in progs, then each other program's that
+ * differs from it ("warn (probe: error)"); returns that first program. */
+static int add_defaults(char *buf, size_t len, const struct sd_setting *row, unsigned progs,
+                        const struct style *st)
+{
+    int first = -1;
+
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        if (!(progs & SD_PROG_BIT(p)))
+            continue;
+        if (first < 0) {
+            first = p;
+            add_default(buf, len, row, row->def[p], st);
+        } else if (strcmp(row->def[p], row->def[first]) != 0) {
+            add(buf, len, " (%s: ", prog_names[p]);
+            add_default(buf, len, row, row->def[p], st);
+            add(buf, len, ")");
+        }
+    }
+    return first;
+}
+
 /* Appends help with its first letter capitalized. */
 static void add_sentence(char *buf, size_t len, const char *help)
 {
@@ -138,20 +161,20 @@ static void add_sentence(char *buf, size_t len, const char *help)
 
 /* ---- --help ---- */
 
-/* Prints text from column HELP_INDENT, wrapped at word boundaries before WIDTH. */
-static void wrap(FILE *out, const char *text)
+/* Prints text after prefix on each line, wrapped at word boundaries before WIDTH. */
+static void wrap_after(FILE *out, const char *prefix, const char *text)
 {
-    int col = 0;
+    int col = 0, start = (int)strlen(prefix);
 
     while (*text) {
         int w = (int)strcspn(text, " ");
 
-        if (col > HELP_INDENT && col + 1 + w > WIDTH) {
+        if (col > start && col + 1 + w > WIDTH) {
             fputc('\n', out);
             col = 0;
         }
         if (col == 0)
-            col = fprintf(out, "%*s", HELP_INDENT, "");
+            col = fprintf(out, "%s", prefix);
         else
             col += fprintf(out, " ");
         col += fprintf(out, "%.*s", w, text);
@@ -159,6 +182,12 @@ static void wrap(FILE *out, const char *text)
         text += strspn(text, " ");
     }
     fputc('\n', out);
+}
+
+/* Prints text from column HELP_INDENT, wrapped before WIDTH. */
+static void wrap(FILE *out, const char *text)
+{
+    wrap_after(out, "      ", text);
 }
 
 /* "  --NAME METAVAR" or "  NAME=METAVAR", then the help with bounds and default. */
@@ -220,7 +249,6 @@ void sd_settings_markdown(FILE *out)
         const struct sd_setting *row = &sd_settings_table[id];
         unsigned progs = row->env_progs | row->flag_progs;
         char line[2048] = "";
-        int first = -1;
 
         add(line, sizeof(line), "| ");
         if (row->env) {
@@ -237,21 +265,37 @@ void sd_settings_markdown(FILE *out)
         add(line, sizeof(line), " | ");
         add_values(line, sizeof(line), row, &md);
         add(line, sizeof(line), " | ");
-        /* The first program's default, then each program that differs from it. */
-        for (int p = 0; p < SD_PROG_COUNT; p++) {
-            if (!(progs & SD_PROG_BIT(p)))
-                continue;
-            if (first < 0) {
-                first = p;
-                add_default(line, sizeof(line), row, row->def[p], &md);
-            } else if (strcmp(row->def[p], row->def[first]) != 0) {
-                add(line, sizeof(line), " (%s: ", prog_names[p]);
-                add_default(line, sizeof(line), row, row->def[p], &md);
-                add(line, sizeof(line), ")");
-            }
-        }
+        add_defaults(line, sizeof(line), row, progs, &md);
         add(line, sizeof(line), " | %s |", row->help);
         fprintf(out, "%s\n", line);
+    }
+}
+
+/* ---- the example configuration file ---- */
+
+void sd_settings_conf(FILE *out)
+{
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+        unsigned progs = row->env_progs | row->flag_progs;
+        char text[2048] = "", key[64];
+        int first;
+
+        add(text, sizeof(text), "%s (", sd_settings_key((enum sd_setting_id)id, key, sizeof(key)));
+        add_progs(text, sizeof(text), progs);
+        add(text, sizeof(text), "; %s", row->env);
+        if (row->flag)
+            add(text, sizeof(text), ", --%s", row->flag);
+        add(text, sizeof(text), "): ");
+        add_sentence(text, sizeof(text), row->help);
+        add(text, sizeof(text), ". ");
+        add_values(text, sizeof(text), row, &plain);
+        add(text, sizeof(text), "; default ");
+        first = add_defaults(text, sizeof(text), row, progs, &plain);
+        add(text, sizeof(text), ".");
+        fprintf(out, "\n");
+        wrap_after(out, "# ", text);
+        fprintf(out, "#%s =%s%s\n", key, *row->def[first] ? " " : "", row->def[first]);
     }
 }
 
