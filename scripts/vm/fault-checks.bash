@@ -14,6 +14,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/guest-lib.bash"
 source "$(dirname "${BASH_SOURCE[0]}")/ksmbd-checks.bash"
 
 FAULT_BOUND_S=10
+# The relay's side: on siw the programs learn of the link going down from the connection's
+# end (as in faults_siw: no PORT_ERR reached them), and with two transfers sharing the
+# guest's two vCPUs that took 2.2-8.0 s over five runs. Still far from the 120 s keepalive.
+FAULT_RELAY_BOUND_S=15
 FAULT_FILE=get-64m.bin
 
 # fault_suite_start siw|rxe — setup_file of a fault suite: the device, ksmbd, and the files the
@@ -81,7 +85,7 @@ fault_recovered() {
 # One smbdirect-relay on verbs listens on every RDMA device (0.0.0.0:5445) in front of Samba on
 # 127.0.0.1 (no netdev under test carries it); one smbclient through the shim gets the 64 MiB file
 # over siw, another over rxe (both dial 5445: SMBDIRECT_PORTMAP). A fault on one device's link
-# must end its client within FAULT_BOUND_S with the relay's log naming the cause, while the client
+# must end its client within FAULT_RELAY_BOUND_S with the relay's log naming the cause, while the client
 # on the other device completes intact through the same relay process. (Not the removal of a
 # device: siw and rxe cannot take their resources back from a running process, so `rdma link
 # delete` waits until the relay, whose librdmacm keeps the device open, exits.) The tests export
@@ -135,10 +139,10 @@ fault_relay_check() {
     t0=$(senv_now)
     vm_detached setsid -f "$@" >"$d/fault.out" 2>&1
     while kill -0 "$fpid" 2>/dev/null; do
-        if awk -v a="$t0" -v b="$(senv_now)" -v m="$((FAULT_BOUND_S * 3))" 'BEGIN { exit !(b - a > m) }'; then
+        if awk -v a="$t0" -v b="$(senv_now)" -v m="$((FAULT_RELAY_BOUND_S * 3))" 'BEGIN { exit !(b - a > m) }'; then
             kill -9 "$fpid" "$opid" 2>/dev/null
             cat "$d/faulted.out" "$SENV_RELAY_LOG"
-            echo "the $faulted client still runs $((FAULT_BOUND_S * 3)) s after the fault" >&2
+            echo "the $faulted client still runs $((FAULT_RELAY_BOUND_S * 3)) s after the fault" >&2
             return 1
         fi
         sleep 0.1
@@ -158,8 +162,8 @@ fault_relay_check() {
         { echo "the relay did not close the $faulted client's connection" >&2; return 1; }
     grep -Eq "$cause" "$d/relay.new" ||
         { echo "the relay's log does not name the cause ($cause)" >&2; return 1; }
-    awk -v a="$t0" -v b="$t1" -v m="$FAULT_BOUND_S" 'BEGIN { exit !(b - a <= m) }' ||
-        { echo "the error came more than $FAULT_BOUND_S s after the fault" >&2; return 1; }
+    awk -v a="$t0" -v b="$t1" -v m="$FAULT_RELAY_BOUND_S" 'BEGIN { exit !(b - a <= m) }' ||
+        { echo "the error came more than $FAULT_RELAY_BOUND_S s after the fault" >&2; return 1; }
     [ "$orc" -eq 0 ] || { echo "the $other client failed ($orc)" >&2; return 1; }
     vm_assert_same_file "$d/other.bin" "$SENV_SHARE/$FAULT_FILE"
     kill -0 "$(cat "$SENV_DIR/relay.pid")" || { echo "the relay is gone" >&2; return 1; }

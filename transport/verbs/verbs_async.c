@@ -65,6 +65,13 @@ static int is_qp_event(enum ibv_event_type t)
     return t == IBV_EVENT_QP_FATAL || t == IBV_EVENT_QP_REQ_ERR || t == IBV_EVENT_QP_ACCESS_ERR;
 }
 
+static int port_is_up(struct ibv_context *ctx, uint8_t port)
+{
+    struct ibv_port_attr attr;
+
+    return ibv_query_port(ctx, port, &attr) == 0 && attr.state == IBV_PORT_ACTIVE;
+}
+
 /* The connections one event concerns: those of its QP, or all on its device (and port). */
 static void dispatch(struct ibv_context *ctx, const struct ibv_async_event *ev)
 {
@@ -73,6 +80,13 @@ static void dispatch(struct ibv_context *ctx, const struct ibv_async_event *ev)
     if (!is_qp_event(t) && t != IBV_EVENT_PORT_ERR && t != IBV_EVENT_DEVICE_FATAL) {
         sd_debug("verbs: %s: async event %s", ibv_get_device_name(ctx->device),
                  ibv_event_type_str(t));
+        return;
+    }
+    /* Events wait in the device's queue while no connection of ours reads it: a PORT_ERR
+     * from a link that has come back since must not end the connections made after. */
+    if (t == IBV_EVENT_PORT_ERR && port_is_up(ctx, (uint8_t)ev->element.port_num)) {
+        sd_debug("verbs: %s port %d: PORT_ERR from before the port came back, ignored",
+                 ibv_get_device_name(ctx->device), ev->element.port_num);
         return;
     }
     for (struct sd_qp *q = live; q; q = q->live_next) {

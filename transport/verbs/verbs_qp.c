@@ -14,6 +14,9 @@
 #include "log.h"
 #include "verbs_priv.h"
 
+#define LINK_SETTLE_MS      200 /* the most a failed request waits for its port's event */
+#define LINK_SETTLE_STEP_MS 20
+
 #define RECV_TAG (1ull << 32) /* ibv wr_id = ring slot, plus this bit on the RQ */
 
 static int ring_init(struct sd_verbs_ring *r, uint32_t size)
@@ -453,19 +456,35 @@ int sd_verbs_progress(struct sd_qp *qp)
     return rc;
 }
 
-/* A request failed. A port or device event already queued names the loss (it often
- * trails the first failed request: a network link gone down); else the loss takes the
- * request's status, with the port's state when the port is not up. */
+/* Statuses a link gone down produces before its PORT_ERR (rxe: a send to a netdev going
+ * down fails as a local QP operation error). */
+static int may_be_link(enum ibv_wc_status s)
+{
+    return s == IBV_WC_LOC_QP_OP_ERR || s == IBV_WC_RETRY_EXC_ERR || s == IBV_WC_FATAL_ERR ||
+           s == IBV_WC_GENERAL_ERR;
+}
+
+/* A request failed. A port or device event names the loss (it often trails the first
+ * failed request: a network link gone down; for a status a link can cause, it is awaited
+ * up to LINK_SETTLE_MS, once per lost connection); else the loss takes the request's
+ * status, with the port's state when the port is not up. */
 static void lose_on_error(struct sd_qp *qp, enum ibv_wc_status status)
 {
     struct ibv_port_attr port;
     char why[160];
+    int up = 1;
 
-    sd_verbs_async_progress(qp, 1);
-    if (qp->lost)
-        return;
-    if (qp->id->verbs && ibv_query_port(qp->id->verbs, qp->id->port_num, &port) == 0 &&
-        port.state != IBV_PORT_ACTIVE)
+    for (int waited = 0;; waited += LINK_SETTLE_STEP_MS) {
+        sd_verbs_async_progress(qp, 1);
+        if (qp->lost)
+            return;
+        up = !(qp->id->verbs && ibv_query_port(qp->id->verbs, qp->id->port_num, &port) == 0 &&
+               port.state != IBV_PORT_ACTIVE);
+        if (!up || !may_be_link(status) || waited >= LINK_SETTLE_MS)
+            break;
+        usleep(LINK_SETTLE_STEP_MS * 1000);
+    }
+    if (!up)
         snprintf(why, sizeof(why), "%s; %s port %u is %s: the port went down (its network link)",
                  ibv_wc_status_str(status), ibv_get_device_name(qp->id->verbs->device),
                  qp->id->port_num, ibv_port_state_str(port.state));
