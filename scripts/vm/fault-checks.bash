@@ -28,35 +28,51 @@ fault_suite_start() {
         senv_random_file "$KSMBD_SHARE/$FAULT_FILE" $((64 * 1024 * 1024))
 }
 
+# fault_wait_started FILE PID — waits until FILE holds 4 MiB (60 s at most) while PID runs.
+fault_wait_started() {
+    local start=$SECONDS
+    until [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge $((4 * 1024 * 1024)) ]; do
+        kill -0 "$2" 2>/dev/null || { echo "a transfer ended before the fault" >&2; return 1; }
+        [ $((SECONDS - start)) -lt 60 ] || { echo "a transfer did not start" >&2; return 1; }
+        sleep 0.1
+    done
+}
+
+# fault_wait_ended PID T0 BOUND — waits for PID to exit; 1 when it still runs 3 x BOUND s
+# after T0 (senv_now), so a hang fails the test instead of holding it.
+fault_wait_ended() {
+    while kill -0 "$1" 2>/dev/null; do
+        if awk -v a="$2" -v b="$(senv_now)" -v m="$(($3 * 3))" 'BEGIN { exit !(b - a > m) }'; then
+            echo "the program still runs $(($3 * 3)) s after the fault" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# fault_within T0 T1 BOUND — T1 - T0 <= BOUND seconds, else says so and fails.
+fault_within() {
+    awk -v a="$1" -v b="$2" -v m="$3" 'BEGIN { exit !(b - a <= m) }' ||
+        { echo "the error came more than $3 s after the fault" >&2; return 1; }
+}
+
 # fault_check ADDR LABEL CAUSE_REGEX FAULT_CMD... — starts the transfer, waits until a few MiB
 # have arrived, runs FAULT_CMD, and asserts the bound and that the client's output matches
 # CAUSE_REGEX (extended grep). Notes how long the program took to see the error.
 fault_check() {
-    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0 start=$SECONDS
+    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0
     shift 3
     d=$(vm_client_tmpdir)
     SMBDIRECT_LOG=info vm_smbclient_ksmbd "$addr" rdma -c "get $FAULT_FILE $d/got.bin" \
         >"$d/out" 2>&1 &
     pid=$!
-    until [ "$(stat -c %s "$d/got.bin" 2>/dev/null || echo 0)" -ge $((4 * 1024 * 1024)) ]; do
-        kill -0 "$pid" 2>/dev/null || { cat "$d/out"; echo "the transfer ended before the fault" >&2; return 1; }
-        [ $((SECONDS - start)) -lt 60 ] || { kill -9 "$pid"; cat "$d/out"; echo "the transfer did not start" >&2; return 1; }
-        sleep 0.1
-    done
+    fault_wait_started "$d/got.bin" "$pid" || { kill -9 "$pid" 2>/dev/null; cat "$d/out"; return 1; }
     t0=$(senv_now)
     # detached from the test (setsid -f, none of bats' fds): a kernel that hangs in the fault
     # (6.1's ksmbd stopping on siw) must not keep the test, bats or the VM from ending; a
     # fault command that fails leaves the program running, which fails the test below
     vm_detached setsid -f "$@" >"$d/fault.out" 2>&1
-    while kill -0 "$pid" 2>/dev/null; do
-        if awk -v a="$t0" -v b="$(senv_now)" -v m="$((FAULT_BOUND_S * 3))" 'BEGIN { exit !(b - a > m) }'; then
-            kill -9 "$pid"
-            cat "$d/out"
-            echo "the program still runs $((FAULT_BOUND_S * 3)) s after the fault" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
+    fault_wait_ended "$pid" "$t0" "$FAULT_BOUND_S" || { kill -9 "$pid"; cat "$d/out"; return 1; }
     wait "$pid" || rc=$?
     t1=$(senv_now)
     cat "$d/out"
@@ -64,8 +80,7 @@ fault_check() {
         { echo "the program saw no error" >&2; return 1; }
     grep -Eq "$cause" "$d/out" || { echo "the log does not name the cause ($cause)" >&2; return 1; }
     if grep -q 'AddressSanitizer\|Segmentation\|core dumped' "$d/out"; then echo "a crash" >&2; return 1; fi
-    awk -v a="$t0" -v b="$t1" -v m="$FAULT_BOUND_S" 'BEGIN { exit !(b - a <= m) }' ||
-        { echo "the error came more than $FAULT_BOUND_S s after the fault" >&2; return 1; }
+    fault_within "$t0" "$t1" "$FAULT_BOUND_S" || return 1
     vm_note "$label: the program saw the error $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s after the fault: $(grep -Eo "$cause" "$d/out" | head -n1)"
     rm -rf "$d"
 }
@@ -103,16 +118,6 @@ fault_relay_suite_start() {
     vm_wait_rdma_listen 5445 || { cat "$SENV_RELAY_LOG" >&2; return 1; }
 }
 
-# fault_relay_wait_started FILE PID — waits until FILE holds 4 MiB (60 s at most).
-fault_relay_wait_started() {
-    local start=$SECONDS
-    until [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge $((4 * 1024 * 1024)) ]; do
-        kill -0 "$2" 2>/dev/null || { echo "a transfer ended before the fault" >&2; return 1; }
-        [ $((SECONDS - start)) -lt 60 ] || { echo "a transfer did not start" >&2; return 1; }
-        sleep 0.1
-    done
-}
-
 # fault_relay_check FAULTED OTHER LABEL CAUSE_REGEX FAULT_CMD... — FAULTED and OTHER are siw|rxe:
 # both clients start, FAULT_CMD hits FAULTED's device a few MiB in; FAULTED's client must exit
 # with an error within the bound, the relay must have closed that client's connection with a log
@@ -133,37 +138,32 @@ fault_relay_check() {
     SMBDIRECT_LOG=info vm_smbclient "$oaddr" rdma -N -c "get $FAULT_FILE $d/other.bin" \
         >"$d/other.out" 2>&1 &
     opid=$!
-    if ! fault_relay_wait_started "$d/faulted.bin" "$fpid" || ! fault_relay_wait_started "$d/other.bin" "$opid"; then
+    if ! fault_wait_started "$d/faulted.bin" "$fpid" || ! fault_wait_started "$d/other.bin" "$opid"; then
         kill -9 "$fpid" "$opid" 2>/dev/null; cat "$d/faulted.out" "$d/other.out" "$SENV_RELAY_LOG"; return 1
     fi
     t0=$(senv_now)
     vm_detached setsid -f "$@" >"$d/fault.out" 2>&1
-    while kill -0 "$fpid" 2>/dev/null; do
-        if awk -v a="$t0" -v b="$(senv_now)" -v m="$((FAULT_RELAY_BOUND_S * 3))" 'BEGIN { exit !(b - a > m) }'; then
-            kill -9 "$fpid" "$opid" 2>/dev/null
-            cat "$d/faulted.out" "$SENV_RELAY_LOG"
-            echo "the $faulted client still runs $((FAULT_RELAY_BOUND_S * 3)) s after the fault" >&2
-            return 1
-        fi
-        sleep 0.1
-    done
+    if ! fault_wait_ended "$fpid" "$t0" "$FAULT_RELAY_BOUND_S"; then
+        kill -9 "$fpid" "$opid" 2>/dev/null
+        cat "$d/faulted.out" "$SENV_RELAY_LOG"
+        return 1
+    fi
     wait "$fpid" || rc=$?
     t1=$(senv_now)
     wait "$opid" || orc=$?
     echo "--- fault ($*):"; cat "$d/fault.out"
     echo "--- $faulted client:"; cat "$d/faulted.out"
     echo "--- $other client:"; cat "$d/other.out"
-    echo "--- relay (this test):"; diff "$d/relay.before" "$SENV_RELAY_LOG" | sed -n 's/^> //p'
+    diff "$d/relay.before" "$SENV_RELAY_LOG" | sed -n 's/^> //p' >"$d/relay.new"
+    echo "--- relay (this test):"; cat "$d/relay.new"
     [ "$rc" -ne 0 ] || grep -q 'NT_STATUS_' "$d/faulted.out" ||
         { echo "the $faulted client saw no error" >&2; return 1; }
-    diff "$d/relay.before" "$SENV_RELAY_LOG" | sed -n 's/^> //p' >"$d/relay.new"
     conn=$(sed -n "s/^relay: conn \([0-9]*\) from $faddr:.*/\1/p" "$d/relay.new" | head -n1)
     [ -n "$conn" ] && grep -q "^relay: conn $conn closed" "$d/relay.new" ||
         { echo "the relay did not close the $faulted client's connection" >&2; return 1; }
     grep -Eq "$cause" "$d/relay.new" ||
         { echo "the relay's log does not name the cause ($cause)" >&2; return 1; }
-    awk -v a="$t0" -v b="$t1" -v m="$FAULT_RELAY_BOUND_S" 'BEGIN { exit !(b - a <= m) }' ||
-        { echo "the error came more than $FAULT_RELAY_BOUND_S s after the fault" >&2; return 1; }
+    fault_within "$t0" "$t1" "$FAULT_RELAY_BOUND_S" || return 1
     [ "$orc" -eq 0 ] || { echo "the $other client failed ($orc)" >&2; return 1; }
     vm_assert_same_file "$d/other.bin" "$SENV_SHARE/$FAULT_FILE"
     kill -0 "$(cat "$SENV_DIR/relay.pid")" || { echo "the relay is gone" >&2; return 1; }
