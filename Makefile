@@ -76,6 +76,7 @@ $(BUILD)/obj/transport/bridge/%.o:   INCLUDES = $(INC_BRIDGE)
 $(BUILD)/obj/transport/settings/%.o: INCLUDES = $(INC_SETTINGS)
 $(BUILD)/obj/conformance/%.o:        INCLUDES = $(INC_CONF)
 $(BUILD)/obj/tools/%.o:              INCLUDES = $(INC_TOOLS)
+$(BUILD)/obj/tools/relay/%.o:        INCLUDES = $(INC_ALL) -Itools/relay
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -97,6 +98,10 @@ $(BUILD)/libsmbdirect-conformance.a: $(CONF_OBJ)
 $(BUILD)/smbdirect-probe: $(BUILD)/obj/tools/smbdirect-probe.o $(BUILD)/libsmbdirect-conformance.a \
                           $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CONF_LIBS)
+
+RELAY_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tools/relay/*.c))
+$(BUILD)/smbdirect-relay: $(RELAY_OBJ) $(BUILD)/libsmbdirect-core.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -188,8 +188,11 @@ senv_smbd_stop() { senv_stop_pidfile smbd "${1:-TERM}"; SENV_SMBD_PID=''; }
 senv_relay_start() {
     local relay=$SENV_RELAY_BIN
     if [ ! -x "$relay" ]; then senv_say "$relay is missing (run make)"; return 1; fi
+    # its status socket in the test's tree; no drain on SIGTERM (senv_relay_stop ends it
+    # at once, as a test's teardown wants); the caller's flags come after and win
     setsid "$relay" --listen "$SENV_ADDR:$SENV_RELAY_PORT" \
-        --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" "$@" \
+        --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" \
+        --status-socket "$SENV_DIR/relay.sock" --drain-time 0 "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
     SENV_RELAY_PID=$!
     senv_await_start relay "$SENV_RELAY_PID" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_LOG"

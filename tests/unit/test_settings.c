@@ -38,17 +38,17 @@ static int setup(void **state)
     return 0;
 }
 
-/* ---- the tools' own options, as the relay has them ---- */
+/* ---- a tool's own options (one with a value, one without) ---- */
 
-enum { OWN_LISTEN = 1, OWN_STATS };
+enum { OWN_TARGET = 1, OWN_STATS };
 
 static const struct option own_options[] = {
-    { "listen", required_argument, NULL, OWN_LISTEN },
+    { "target", required_argument, NULL, OWN_TARGET },
     { "log-stats", no_argument, NULL, OWN_STATS },
 };
 
 struct own_seen {
-    const char *listen;
+    const char *target;
     int stats;
 };
 
@@ -56,12 +56,12 @@ static int own_cb(void *ctx, int val, const char *arg, char *err, size_t errlen)
 {
     struct own_seen *seen = ctx;
 
-    if (val == OWN_LISTEN && strcmp(arg, "refuse") == 0) {
-        snprintf(err, errlen, "--listen refused");
+    if (val == OWN_TARGET && strcmp(arg, "refuse") == 0) {
+        snprintf(err, errlen, "--target refused");
         return -1;
     }
-    if (val == OWN_LISTEN)
-        seen->listen = arg;
+    if (val == OWN_TARGET)
+        seen->target = arg;
     else
         seen->stats++;
     return 0;
@@ -119,8 +119,8 @@ static void test_rows_are_consistent(void **state)
             const char *def = r->def[p];
 
             assert_non_null(def);
-            if (!*def) { /* only a list may be empty by default */
-                assert_int_equal(r->kind, SD_KIND_PORTMAP);
+            if (!*def) { /* only a list, or an address the program requires, may be empty */
+                assert_true(r->kind == SD_KIND_PORTMAP || r->kind == SD_KIND_HOSTPORT);
                 continue;
             }
             if (sd_settings_set(&s, (enum sd_program)p, (enum sd_setting_id)id, def, why,
@@ -267,7 +267,8 @@ static void check_both_ways(enum sd_setting_id id, const char *value)
     snprintf(what, sizeof(what), "%s / --%s '%s'", r->env, r->flag, value);
     clear_env();
     setenv(r->env, value, 1);
-    env_rc = sd_settings_from_env(&env_s, SD_PROG_SHIM, env_err, sizeof(env_err));
+    env_rc = sd_settings_from_env(&env_s, (enum sd_program)__builtin_ctz(r->env_progs), env_err,
+                                  sizeof(env_err));
     clear_env();
     snprintf(flag, sizeof(flag), "--%s", r->flag);
     snprintf(joined, sizeof(joined), "--%s=%s", r->flag, value);
@@ -335,6 +336,16 @@ static void test_environment_and_flags_agree(void **state)
                 snprintf(v, sizeof(v), "%llu", (unsigned long long)edges[i]);
                 check_both_ways((enum sd_setting_id)id, v);
             }
+        } else if (!r->choices) {
+            static const char *const texts[] = {
+                "127.0.0.1:5445", "[::1]:445", "127.0.0.1", "127.0.0.1:0", "[::1]",
+                "10.0.0.0/8,::1", "10.0.0.1/8", "/run/smbdirect/x.sock", "run/x.sock", "none",
+            };
+
+            assert_true(r->kind == SD_KIND_HOSTPORT || r->kind == SD_KIND_PREFIXES ||
+                        r->kind == SD_KIND_PATH);
+            for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+                check_both_ways((enum sd_setting_id)id, texts[i]);
         } else {
             for (size_t i = 0; r->choices[i]; i++) {
                 check_both_ways((enum sd_setting_id)id, r->choices[i]);
@@ -350,8 +361,10 @@ static void test_environment_and_flags_agree(void **state)
             }
         }
     }
-    assert_int_equal(rows, 12); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord,
-                                   channel memory per connection and in all */
+    assert_int_equal(rows, 19); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord,
+                                   channel memory per connection and in all; the relay's
+                                   listen, backend, allow, 2 limits, drain time, status
+                                   socket */
 }
 
 /* ---- the environment front end ---- */
@@ -489,7 +502,7 @@ static void test_own_options_and_operands(void **state)
     struct sd_settings s;
     struct own_seen seen = { 0 };
     char err[512];
-    char *argv[] = { "tool", "--credits", "10", "HOST", "--listen", "a:1", "--log-stats",
+    char *argv[] = { "tool", "--credits", "10", "HOST", "--target", "a:1", "--log-stats",
                      "--credits=20", "--ird", "4", "--log-stats", NULL };
     int first;
 
@@ -498,7 +511,7 @@ static void test_own_options_and_operands(void **state)
                                   err, sizeof(err));
     assert_int_equal(first, 10); /* operands are moved behind the options */
     assert_string_equal(argv[first], "HOST");
-    assert_string_equal(seen.listen, "a:1");
+    assert_string_equal(seen.target, "a:1");
     assert_int_equal(seen.stats, 2);
     assert_int_equal(s.credits, 20); /* the last of a repeated flag wins */
     assert_int_equal(s.ird, 4);
@@ -519,8 +532,8 @@ static void test_argv_errors(void **state)
     assert_string_equal(err, "unknown option '--nope'");
     assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--credits"), -1);
     assert_string_equal(err, "option '--credits' needs a value");
-    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--listen", "refuse"), -1);
-    assert_string_equal(err, "--listen refused");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--target", "refuse"), -1);
+    assert_string_equal(err, "--target refused");
     assert_int_equal(PARSE(&s, SD_PROG_PROBE, &seen, err, "--credits", "999"), -1);
     assert_string_equal(err, "--credits: '999' is invalid: use a whole number from 3 to 255");
     assert_int_equal(PARSE(&s, SD_PROG_PROBE, &seen, err, "--transport", "verbs"), -1);

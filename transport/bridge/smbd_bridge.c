@@ -164,6 +164,17 @@ static void bridge_close_stream(struct smbd_bridge *b)
     close(b->fd);
 }
 
+void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    smbd_conn_get_stats(b->conn, &st->smbd);
+    smbd_conn_query(b->conn, &st->params);
+    st->stream_bytes_in = b->bytes_in;
+    st->stream_bytes_out = b->bytes_out;
+    if (b->chan)
+        bridge_chan_get_stats(b->chan, &st->chan);
+}
+
 static void bridge_end_cb(void *ctx, uint64_t now)
 {
     struct smbd_bridge *b = ctx;
@@ -179,12 +190,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     smb2_pending_fini(&b->pending);
     if (b->end_err == 0 && out_queue_len(&b->outq) > 0)
         (void)out_queue_write(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
-    smbd_conn_get_stats(b->conn, &st.smbd);
-    st.stream_bytes_in = b->bytes_in;
-    st.stream_bytes_out = b->bytes_out;
+    smbd_bridge_get_stats(b, &st);
     st.reason = b->end_reason;
-    if (b->chan)
-        bridge_chan_get_stats(b->chan, &st.chan);
     bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
     smbd_link_set_upper(b->link, NULL, NULL);
     smbd_link_free(b->link);

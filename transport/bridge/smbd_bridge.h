@@ -17,8 +17,10 @@ struct smbd_bridge;
 struct smbd_bridge_stats {
     struct smbd_stats smbd;          /* engine counters */
     struct bridge_chan_stats chan;   /* the READ/WRITE channel's (zero when off) */
+    struct smbd_params params;       /* negotiated values and current credits (3.1.4.7) */
     uint64_t stream_bytes_in, stream_bytes_out;
-    const char *reason;              /* one line: why the bridge ended (valid in on_end) */
+    const char *reason;              /* one line: why the bridge ended (valid in on_end;
+                                        NULL from smbd_bridge_get_stats) */
 };
 
 /* Whether the bridge carries SMB2 READ/WRITE data over the RDMA channel (bridge_chan.h):
@@ -51,6 +53,9 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
  * are awaited as after its SHUT_WR, then the link is disconnected in order and on_end
  * follows). Loop thread. */
 void smbd_bridge_finish(struct smbd_bridge *b);
+
+/* The counters of a live bridge, now (the relay's --status). Loop thread. */
+void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st);
 
 /* Ends the bridge now (e.g. the program is shutting down): on_end follows on the loop
  * with err -ECANCELED and this reason; the SMB Direct link is disconnected. */

@@ -444,8 +444,16 @@ static int negotiate_start(struct sd_loop *loop, struct smbd_link *k, uint64_t d
  * before the connection is accepted, so the peer's first Send always finds one. */
 struct accept_hook {
     const struct smbd_link_opts *o;
+    void *ctx;              /* the admit hook's */
     struct smbd_link *k;
 };
+
+static int link_admit(const struct sockaddr *peer, void *arg)
+{
+    const struct accept_hook *h = arg;
+
+    return h->o->admit(h->ctx, peer);
+}
 
 static int link_pre_accept(struct sd_qp *qp, void *arg)
 {
@@ -467,13 +475,15 @@ static int link_pre_accept(struct sd_qp *qp, void *arg)
 /* Provider accept (bounded by accept_ms; 0: non-blocking, -EAGAIN when no connection
  * is complete yet) + a started PASSIVE engine. */
 static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o, int accept_ms,
-                           struct smbd_link **out, char *why, size_t whylen)
+                           void *ctx, struct smbd_link **out, char *why, size_t whylen)
 {
-    struct accept_hook hook = { .o = o, .k = NULL };
+    struct accept_hook hook = { .o = o, .ctx = ctx, .k = NULL };
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
                                    .smbd_ird_ord_header = o->smbd_ird_ord_header,
                                    .want_crc = o->want_crc, .pre_accept = link_pre_accept,
-                                   .pre_accept_arg = &hook };
+                                   .pre_accept_arg = &hook,
+                                   .admit = o->admit ? link_admit : NULL,
+                                   .admit_arg = &hook };
     struct sd_cm_result cm;
     const char *bad = opts_check(o);
     struct sd_qp *qp;
@@ -506,7 +516,7 @@ int smbd_link_accept_start(struct sd_loop *loop, struct sd_listener *l,
     uint64_t start = sd_now_ms();
     struct smbd_link *k;
     char reason[256];
-    int err = link_accept_new(l, o, 0, &k, reason, sizeof(reason));
+    int err = link_accept_new(l, o, 0, ctx, &k, reason, sizeof(reason));
 
     if (err == 0) {
         err = negotiate_start(loop, k, start + (uint64_t)o->timeout_ms, done, ctx);
@@ -581,7 +591,7 @@ int smbd_link_accept(struct sd_listener *l, const struct smbd_link_opts *o,
     uint64_t start = sd_now_ms();
     struct smbd_link *k;
     char reason[256], peer[SD_ADDR_STRLEN];
-    int err = link_accept_new(l, o, o->timeout_ms, &k, reason, sizeof(reason));
+    int err = link_accept_new(l, o, o->timeout_ms, NULL, &k, reason, sizeof(reason));
 
     if (err < 0) {
         fail_early(reason, why, whylen);

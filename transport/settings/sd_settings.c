@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sd_addr.h"
 #include "sd_num.h"
 
 /* A parsed value, before it is stored in its field. */
@@ -14,6 +15,9 @@ union sd_value {
     enum sd_log_level level;
     struct pm_ports ports;
     struct pm_map map;
+    struct sd_hostport hostport;
+    struct sd_prefix_list prefixes;
+    char path[SD_PATH_MAX];
 };
 
 static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
@@ -40,6 +44,15 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_SOCKBUF: s->sockbuf = (uint32_t)v->num; break;
     case SD_SET_SOFT_CRC: s->soft_crc = (int)v->word; break;
     case SD_SET_SOFT_HANDSHAKE_MS: s->soft_handshake_ms = (uint32_t)v->num; break;
+    case SD_SET_LISTEN: s->listen = v->hostport; break;
+    case SD_SET_BACKEND: s->backend = v->hostport; break;
+    case SD_SET_ALLOW: s->allow = v->prefixes; break;
+    case SD_SET_MAX_CONNECTIONS: s->max_connections = (uint32_t)v->num; break;
+    case SD_SET_MAX_CONNECTIONS_PER_CLIENT:
+        s->max_connections_per_client = (uint32_t)v->num;
+        break;
+    case SD_SET_DRAIN_TIME: s->drain_time_s = (uint32_t)v->num; break;
+    case SD_SET_STATUS_SOCKET: memcpy(s->status_socket, v->path, sizeof(v->path)); break;
     case SD_SET_COUNT: break;
     }
 }
@@ -71,7 +84,39 @@ char *sd_settings_words(const struct sd_setting *row, const char *open, const ch
     return buf;
 }
 
-/* Parses non-empty text for row into v. 0, or -1 with what the row accepts in why. */
+/* HOST:PORT with the port required; empty text leaves it unset. */
+static int parse_hostport(const char *text, struct sd_hostport *hp, char *why, size_t whylen)
+{
+    const char *bad = NULL;
+
+    memset(hp, 0, sizeof(*hp));
+    if (!*text)
+        return 0;
+    if (sd_addr_parse(text, 0, &hp->addr, &hp->len, &bad) == 0 &&
+        sd_addr_port((struct sockaddr *)&hp->addr) == 0)
+        bad = "a port is required";
+    if (!bad)
+        return 0;
+    snprintf(why, whylen, "%s: use HOST:PORT (a name, an IPv4 address or an [IPv6] address)",
+             bad);
+    return -1;
+}
+
+/* An absolute path short enough for a UNIX socket, or none (stored empty). */
+static int parse_path(const char *text, char *path, char *why, size_t whylen)
+{
+    if (strcmp(text, "none") == 0)
+        text = "";
+    else if (text[0] != '/' || strlen(text) >= SD_PATH_MAX) {
+        snprintf(why, whylen, "use an absolute path of at most %d bytes, or none",
+                 SD_PATH_MAX - 1);
+        return -1;
+    }
+    snprintf(path, SD_PATH_MAX, "%s", text);
+    return 0;
+}
+
+/* Parses text for row into v. 0, or -1 with what the row accepts in why. */
 static int parse(const struct sd_setting *row, const char *text, union sd_value *v, char *why,
                  size_t whylen)
 {
@@ -88,6 +133,12 @@ static int parse(const struct sd_setting *row, const char *text, union sd_value 
         return pm_parse_ports(text, &v->ports, why, whylen);
     case SD_KIND_PORTMAP:
         return pm_parse_map(text, &v->map, why, whylen);
+    case SD_KIND_HOSTPORT:
+        return parse_hostport(text, &v->hostport, why, whylen);
+    case SD_KIND_PREFIXES:
+        return sd_prefix_parse_list(text, &v->prefixes, why, whylen);
+    case SD_KIND_PATH:
+        return parse_path(text, v->path, why, whylen);
     case SD_KIND_LOG:
         if (sd_log_parse_level(text, &v->level) == 0)
             return 0;

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "portmap.h"
 #include "provider.h"
+#include "sd_prefix.h"
 #include "smbd_link.h"
 
 /* The programs that take settings. A row says which of them read its environment
@@ -46,6 +47,13 @@ enum sd_setting_id {
     SD_SET_SOCKBUF,
     SD_SET_SOFT_CRC,
     SD_SET_SOFT_HANDSHAKE_MS,
+    SD_SET_LISTEN,
+    SD_SET_BACKEND,
+    SD_SET_ALLOW,
+    SD_SET_MAX_CONNECTIONS,
+    SD_SET_MAX_CONNECTIONS_PER_CLIENT,
+    SD_SET_DRAIN_TIME,
+    SD_SET_STATUS_SOCKET,
     SD_SET_COUNT
 };
 
@@ -55,6 +63,9 @@ enum sd_kind {
     SD_KIND_PORTS,   /* port list (pm_parse_ports) */
     SD_KIND_PORTMAP, /* port map (pm_parse_map) */
     SD_KIND_LOG,     /* log level name (sd_log_parse_level) */
+    SD_KIND_HOSTPORT, /* HOST:PORT, port required (sd_addr_parse); empty: unset */
+    SD_KIND_PREFIXES, /* address prefix list (sd_prefix_parse_list) */
+    SD_KIND_PATH,     /* a UNIX socket's path (absolute); empty: none */
 };
 
 enum sd_unit { SD_UNIT_NONE, SD_UNIT_BYTES, SD_UNIT_MS, SD_UNIT_S };
@@ -86,6 +97,14 @@ enum sd_fallback {
     SD_FALLBACK_NONE, /* SMB Direct failed: the program's connect() fails */
 };
 
+/* A HOST:PORT setting: len 0 while unset. */
+struct sd_hostport {
+    struct sockaddr_storage addr;
+    socklen_t len;
+};
+
+#define SD_PATH_MAX 108 /* sun_path: the only paths the table holds are sockets' */
+
 /* Every setting's value, one field per row. */
 struct sd_settings {
     enum sd_transport transport;
@@ -107,6 +126,11 @@ struct sd_settings {
     uint32_t sockbuf;
     int soft_crc;
     uint32_t soft_handshake_ms;
+    struct sd_hostport listen, backend;
+    struct sd_prefix_list allow;
+    uint32_t max_connections, max_connections_per_client;
+    uint32_t drain_time_s;
+    char status_socket[SD_PATH_MAX];
 };
 
 /* s = every default of prog. */

@@ -115,6 +115,15 @@ static void add_values(char *buf, size_t len, const struct sd_setting *row,
     case SD_KIND_PORTMAP:
         add(buf, len, "%s", st->portmap);
         break;
+    case SD_KIND_HOSTPORT:
+        add(buf, len, "HOST:PORT");
+        break;
+    case SD_KIND_PREFIXES:
+        add(buf, len, "address prefixes (10.0.0.0/8, fd00::/8, 192.0.2.7), comma-separated");
+        break;
+    case SD_KIND_PATH:
+        add(buf, len, "an absolute path, or none");
+        break;
     }
 }
 
@@ -203,6 +212,12 @@ static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program
         fprintf(out, "PORT[,PORT...]\n");
     else if (row->kind == SD_KIND_PORTMAP)
         fprintf(out, "TCPPORT:RDMAPORT[,...]\n");
+    else if (row->kind == SD_KIND_HOSTPORT)
+        fprintf(out, "HOST:PORT\n");
+    else if (row->kind == SD_KIND_PREFIXES)
+        fprintf(out, "PREFIX[,PREFIX...]\n");
+    else if (row->kind == SD_KIND_PATH)
+        fprintf(out, "PATH\n");
     else
         fprintf(out, "%s\n", sd_settings_words(row, "", "", "|", "|", words, sizeof(words)));
     add_sentence(text, sizeof(text), row->help);

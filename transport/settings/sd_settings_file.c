@@ -121,6 +121,10 @@ static int setting_line(const struct file_ctx *f, char *text, int section, struc
 
         if (!(mask & SD_PROG_BIT(p)))
             continue;
+        /* Another program's HOST:PORT is that program's to check: resolving a name
+         * here would put a DNS lookup into the shim's first connect. */
+        if (p != (int)prog && sd_settings_table[id].kind == SD_KIND_HOSTPORT)
+            continue;
         sd_settings_defaults(&scratch, (enum sd_program)p);
         if (sd_settings_set(p == (int)prog ? s : &scratch, (enum sd_program)p,
                             (enum sd_setting_id)id, value, why, sizeof(why)) < 0)

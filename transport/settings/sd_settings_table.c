@@ -156,4 +156,51 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .unit = SD_UNIT_MS, .min = 1, .max = 600000, .def = SAME("5000"),
         .help = "soft-iWARP listeners (the relay): time an accepted connection has to send "
                 "its MPA request (RFC 5044 7.1.2) before it is dropped" },
+    [SD_SET_LISTEN] = {
+        .env = "SMBDIRECT_LISTEN", .flag = "listen", .env_progs = RELAY, .flag_progs = RELAY,
+        .kind = SD_KIND_HOSTPORT, .def = SAME(""),
+        .help = "address the relay accepts SMB Direct on (iWARP usually uses 5445); 0.0.0.0 "
+                "or [::] is every address, on every RDMA device; required" },
+    [SD_SET_BACKEND] = {
+        .env = "SMBDIRECT_BACKEND", .flag = "backend", .env_progs = RELAY, .flag_progs = RELAY,
+        .kind = SD_KIND_HOSTPORT, .def = SAME(""),
+        .help = "TCP address of the SMB server the relay bridges each connection to "
+                "(usually port 445); required" },
+    [SD_SET_ALLOW] = {
+        .env = "SMBDIRECT_ALLOW", .flag = "allow", .env_progs = RELAY, .flag_progs = RELAY,
+        .kind = SD_KIND_PREFIXES, .def = SAME("0.0.0.0/0,::/0"),
+        /* The backend sees every client as the relay's address, so its own host
+         * allow list no longer tells clients apart: this one does. */
+        .help = "client addresses the relay serves: a connection from any other is refused "
+                "before it is accepted and before any backend connection is opened "
+                "(logged once a minute per address, counted in --status); SIGHUP re-reads "
+                "it" },
+    [SD_SET_MAX_CONNECTIONS] = {
+        .env = "SMBDIRECT_MAX_CONNECTIONS", .flag = "max-connections", .env_progs = RELAY,
+        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 1, .max = 65536,
+        .def = SAME("1024"),
+        .help = "connections the relay serves at once (negotiating ones included): past it, "
+                "new connections are refused and live ones are never disturbed; SIGHUP "
+                "re-reads it" },
+    [SD_SET_MAX_CONNECTIONS_PER_CLIENT] = {
+        .env = "SMBDIRECT_MAX_CONNECTIONS_PER_CLIENT", .flag = "max-connections-per-client",
+        .env_progs = RELAY, .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 1,
+        .max = 65536, .def = SAME("64"),
+        .help = "the same bound for the connections of one client address; SIGHUP re-reads "
+                "it" },
+    [SD_SET_DRAIN_TIME] = {
+        .env = "SMBDIRECT_DRAIN_TIME", .flag = "drain-time", .env_progs = RELAY,
+        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_S, .min = 0,
+        .max = 3600, .def = SAME("30"),
+        .help = "on SIGTERM or SIGINT the relay stops accepting and lets live connections "
+                "end by themselves for this long, then ends the rest in order (SMB Direct "
+                "disconnect, FIN to the backend); a second signal ends them at once; "
+                "SIGHUP re-reads it" },
+    [SD_SET_STATUS_SOCKET] = {
+        .env = "SMBDIRECT_STATUS_SOCKET", .flag = "status-socket", .env_progs = RELAY,
+        .flag_progs = RELAY, .kind = SD_KIND_PATH, .def = SAME("/run/smbdirect/relay.sock"),
+        .help = "UNIX socket where the relay serves its live status, and which "
+                "smbdirect-relay --status reads; none: no status socket. When the "
+                "default's folder is missing the relay runs without one (the service "
+                "creates it)" },
 };

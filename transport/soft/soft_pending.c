@@ -16,8 +16,7 @@
 struct sd_soft_pending *sd_soft_pending_new(int fd, int64_t deadline)
 {
     struct sd_soft_pending *p = malloc(sizeof(*p));
-    struct sockaddr_storage peer;
-    socklen_t pl = sizeof(peer);
+    socklen_t pl = sizeof(p->peer_addr);
 
     if (!p)
         return NULL;
@@ -25,10 +24,13 @@ struct sd_soft_pending *sd_soft_pending_new(int fd, int64_t deadline)
     p->deadline = deadline;
     p->pd_len = -1;
     p->have = 0;
-    if (sd_libc()->getpeername(fd, (struct sockaddr *)&peer, &pl) == 0)
-        sd_addr_format((struct sockaddr *)&peer, p->peer, sizeof(p->peer));
-    else
+    memset(&p->peer_addr, 0, sizeof(p->peer_addr));
+    if (sd_libc()->getpeername(fd, (struct sockaddr *)&p->peer_addr, &pl) == 0) {
+        sd_addr_format((struct sockaddr *)&p->peer_addr, p->peer, sizeof(p->peer));
+    } else {
+        p->peer_addr.ss_family = 0;
         snprintf(p->peer, sizeof(p->peer), "an unknown peer");
+    }
     return p;
 }
 
@@ -95,7 +97,14 @@ struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_
     uint8_t rep[SD_SOFT_MPA_FRAME_MAX];
     size_t rlen = 0;
     struct sd_soft_mpa_result neg;
-    int r = sd_soft_mpa_respond(p->req, p->have, params, params->want_crc, rep, &rlen, &neg);
+    int r = params->admit ? params->admit((struct sockaddr *)&p->peer_addr, params->admit_arg) : 0;
+
+    if (r < 0) {
+        sd_soft_mpa_reject(rep, &rlen, p->req[17], "refused by the server's access policy");
+        send_frame(p->fd, rep, rlen);
+        return answer_fail(p, err, r);
+    }
+    r = sd_soft_mpa_respond(p->req, p->have, params, params->want_crc, rep, &rlen, &neg);
 
     if (r == -ECONNREFUSED)
         send_frame(p->fd, rep, rlen);   /* best effort: the connection ends anyway */

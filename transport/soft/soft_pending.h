@@ -14,6 +14,7 @@
 struct sd_soft_pending {
     int fd;
     int64_t deadline;                  /* monotonic ms: the request must be in by then */
+    struct sockaddr_storage peer_addr; /* family 0 when unknown */
     char peer[SD_ADDR_STRLEN];         /* for log lines */
     int pd_len;                        /* request private data length, -1: header not in */
     size_t have;                       /* request bytes received */
@@ -29,7 +30,8 @@ struct sd_soft_pending *sd_soft_pending_new(int fd, int64_t deadline);
 int sd_soft_pending_read(struct sd_soft_pending *p, const char **why);
 
 /* Answers the complete request (RFC 5044 7.1.2): on success a responder qp owning
- * the socket, after params->pre_accept ran on it and the reply went out. Else NULL
+ * the socket, after params->admit allowed the peer, params->pre_accept ran on the qp
+ * and the reply went out. Else NULL
  * with *err (-ECONNREFUSED after a reject frame, -EPROTO, the hook's error...) and
  * the socket closed. Frees p either way. */
 struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_cm_params *params,

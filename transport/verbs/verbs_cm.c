@@ -442,6 +442,15 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
         return NULL;
     }
     child = req.id;
+    if (params->admit) {
+        rc = params->admit(rdma_get_peer_addr(child), params->admit_arg);
+        if (rc) {
+            rdma_reject(child, NULL, 0);
+            rdma_destroy_id(child);
+            *err = rc;
+            return NULL;
+        }
+    }
     ird = params->ird;
     ord = params->ord;
     with_header = params->smbd_ird_ord_header &&

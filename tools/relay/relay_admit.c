@@ -1,0 +1,153 @@
+/* tools/relay/relay_admit.c — who may connect to the relay: the access list
+ * (SMBDIRECT_ALLOW), the total and the per-client connection limits, asked by the
+ * provider before anything is set up for a connection. The backend sees every client as
+ * the relay's own address, so this is where clients are told apart. Refusals are
+ * counted; each client address gets at most one refusal line per REFUSAL_LOG_MS, the
+ * next one saying how many went unlogged. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "log.h"
+#include "relay.h"
+#include "sd_prefix.h"
+
+#define REFUSAL_LOG_MS 60000
+/* Past this many entries, those with no connection and no recent refusal are dropped
+ * (a scan from many addresses cannot grow the table without bound). */
+#define CLIENTS_PRUNE_AT 4096
+
+struct relay_client {
+    char addr[INET6_ADDRSTRLEN]; /* the key: the address without its port */
+    unsigned live;               /* admitted connections not ended yet */
+    uint64_t last_log_ms;        /* last refusal line (0: none yet) */
+    uint64_t unlogged;           /* refusals since that line */
+    UT_hash_handle hh;
+};
+
+/* The address of sa without its port; an IPv4-mapped IPv6 address as IPv4. */
+static void client_key(const struct sockaddr *sa, char *out, size_t len)
+{
+    const void *a = NULL;
+    int family = sa->sa_family;
+
+    if (family == AF_INET) {
+        a = &((const struct sockaddr_in *)sa)->sin_addr;
+    } else if (family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+        a = a6;
+        if (IN6_IS_ADDR_V4MAPPED(a6)) {
+            family = AF_INET;
+            a = &a6->s6_addr[12];
+        }
+    }
+    if (!a || !inet_ntop(family, a, out, (socklen_t)len))
+        snprintf(out, len, "an unknown address");
+}
+
+static void prune(struct relay *r, uint64_t now)
+{
+    struct relay_client *e, *tmp;
+
+    HASH_ITER(hh, r->clients, e, tmp) {
+        if (e->live == 0 && (e->last_log_ms == 0 || now - e->last_log_ms >= REFUSAL_LOG_MS)) {
+            HASH_DEL(r->clients, e);
+            free(e);
+        }
+    }
+}
+
+static struct relay_client *client_get(struct relay *r, const char *key)
+{
+    struct relay_client *e;
+
+    HASH_FIND_STR(r->clients, key, e);
+    if (e)
+        return e;
+    if (HASH_COUNT(r->clients) >= CLIENTS_PRUNE_AT)
+        prune(r, sd_now_ms());
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    snprintf(e->addr, sizeof(e->addr), "%s", key);
+    HASH_ADD_STR(r->clients, addr, e);
+    return e;
+}
+
+/* Counts a refusal of e's address; logs it unless one was logged in the last minute. */
+static int refuse(struct relay_client *e, uint64_t *counter, const char *why)
+{
+    uint64_t now = sd_now_ms();
+
+    (*counter)++;
+    if (e->last_log_ms && now - e->last_log_ms < REFUSAL_LOG_MS) {
+        e->unlogged++;
+        return -EACCES;
+    }
+    if (e->unlogged)
+        fprintf(stderr, "relay: refused a connection from %s: %s (and %llu more since the "
+                "last line)\n", e->addr, why, (unsigned long long)e->unlogged);
+    else
+        fprintf(stderr, "relay: refused a connection from %s: %s\n", e->addr, why);
+    e->last_log_ms = now;
+    e->unlogged = 0;
+    return -EACCES;
+}
+
+int relay_admit(void *ctx, const struct sockaddr *peer)
+{
+    struct relay_conn *c = ctx;
+    struct relay *r = c->r;
+    const struct sd_settings *s = &r->set;
+    char key[INET6_ADDRSTRLEN], why[160];
+    struct relay_client *e;
+
+    client_key(peer, key, sizeof(key));
+    e = client_get(r, key);
+    if (!e) {
+        sd_error("relay: out of memory admitting a connection from %s", key);
+        return -ENOMEM;
+    }
+    if (!sd_prefix_list_match(&s->allow, peer))
+        return refuse(e, &r->counts.refused_access, "not in the access list (allow)");
+    if (r->live >= s->max_connections) {
+        snprintf(why, sizeof(why), "%u connections are live (max_connections %u)", r->live,
+                 s->max_connections);
+        return refuse(e, &r->counts.refused_limit, why);
+    }
+    if (e->live >= s->max_connections_per_client) {
+        snprintf(why, sizeof(why), "%u connections from it are live "
+                 "(max_connections_per_client %u)", e->live, s->max_connections_per_client);
+        return refuse(e, &r->counts.refused_limit, why);
+    }
+    e->live++;
+    r->live++;
+    r->counts.accepted++;
+    c->client = e;
+    sd_addr_format(peer, c->peer, sizeof(c->peer));
+    return 0;
+}
+
+void relay_release(struct relay_conn *c)
+{
+    if (!c->client)
+        return;
+    c->client->live--;
+    c->r->live--;
+    c->client = NULL;
+}
+
+void relay_admit_free(struct relay *r)
+{
+    struct relay_client *e, *tmp;
+
+    HASH_ITER(hh, r->clients, e, tmp) {
+        HASH_DEL(r->clients, e);
+        free(e);
+    }
+}

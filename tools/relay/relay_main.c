@@ -1,0 +1,397 @@
+/* tools/relay/relay_main.c — smbdirect-relay, an SMB Direct front door for a TCP-only
+ * SMB server: accepts SMB Direct connections (soft-iWARP or RDMA) and bridges each to
+ * its own TCP connection to the backend (e.g. Samba smbd), on one event loop. This
+ * file is the program: its settings, its signals (SIGTERM drains, SIGHUP reloads the
+ * access list and the limits) and --status; relay.h lists the other parts. */
+#include <errno.h>
+#include <getopt.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "relay.h"
+#include "sd_pinned.h"
+#include "smbd_memplan.h"
+
+#define RELAY_SHUTDOWN_MS 3000
+
+static const char usage_head[] =
+    "Usage: smbdirect-relay --listen HOST:PORT --backend HOST:PORT [OPTION]...\n"
+    "       smbdirect-relay --status [--json] [--status-socket PATH]\n"
+    "\n"
+    "Accept SMB Direct (MS-SMBD) connections on HOST:PORT and bridge each one to its own\n"
+    "TCP connection to an SMB server that speaks only TCP, such as Samba's smbd.\n"
+    "\n"
+    "Each accepted connection is negotiated as the SMB Direct passive side, then a TCP\n"
+    "connection to the backend is opened and SMB2 messages are carried both ways (the\n"
+    "4-byte Direct-TCP prefix on the TCP side, SMB Direct messages on the other). A\n"
+    "connection that fails or ends never disturbs the others.\n"
+    "\n"
+    "Settings come from the configuration file (/etc/smbdirect/smbdirect.conf, its\n"
+    "[relay] section; SMBDIRECT_CONFIG names another), then the environment, then the\n"
+    "flags below: --listen and --backend may be given in any of them.\n"
+    "\n"
+    "Options:\n"
+    "  --status                 print the live status of the relay serving the status\n"
+    "                           socket, and exit (1 when no relay answers)\n"
+    "  --json                   with --status: as one JSON object\n"
+    "  --log-stats              print a second line of counters when a connection ends\n"
+    "  --help                   show this help and exit\n"
+    "\n";
+
+static const char usage_tail[] =
+    "\n"
+    "Output (stderr, one line each, stable for scripts):\n"
+    "  relay: listening on ADDR (TRANSPORT), backend ADDR\n"
+    "  relay: conn N from ADDR established: version 0xVVVV credits T/M send S recv R\n"
+    "         frag F peer_frag P rw W ird I ord O\n"
+    "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
+    "         fragments in F out F, reason TEXT\n"
+    "  relay: conn N channel: rdma_read N ops B bytes (WRITE data), rdma_write N ops B\n"
+    "         bytes (READ data), buffers peak B bytes   (when the SMB2 RDMA read/write\n"
+    "         channel was used; the peak is bounded by --channel-memory)\n"
+    "  relay: conn N failed: TEXT\n"
+    "  relay: refused a connection from ADDR: TEXT   (at most once a minute per ADDR)\n"
+    "\n"
+    "SIGINT or SIGTERM stops accepting and lets live connections end for up to\n"
+    "--drain-time, then ends the rest; a second signal ends them at once; exit status 0.\n"
+    "SIGHUP re-reads the configuration: the access list, the connection limits, the\n"
+    "drain time and the log level change at once, live connections untouched; other\n"
+    "changes are logged as needing a restart. Exit status 2 means bad arguments, 1 a\n"
+    "failure to start (e.g. the listen address is in use).\n"
+    "\n"
+    "Example:\n"
+    "  smbdirect-relay --listen 127.0.0.1:5445 --backend 127.0.0.1:445\n";
+
+#define RELAY_MMAP_THRESHOLD (256 * 1024)
+
+enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_HELP };
+
+static const struct option relay_options[] = {
+    { "log-stats", no_argument, NULL, OPT_LOG_STATS },
+    { "status", no_argument, NULL, OPT_STATUS },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "help", no_argument, NULL, OPT_HELP },
+};
+#define RELAY_OPTION_COUNT (sizeof(relay_options) / sizeof(relay_options[0]))
+
+/* ---- signals: drain, stop, reload ---- */
+
+static void drain_timeout_cb(void *ctx, uint64_t now)
+{
+    struct relay *r = ctx;
+
+    (void)now;
+    r->drain_timer = 0;
+    fprintf(stderr, "relay: drain time over, ending %u connections\n", r->live);
+    sd_loop_stop(r->loop);
+}
+
+/* Stops accepting: the listener closes (new connects are refused by the system). */
+static void stop_listening(struct relay *r)
+{
+    if (!r->listener)
+        return;
+    sd_loop_del_fd(r->loop, r->listener_fd);
+    r->opts.provider->listener_close(r->listener);
+    r->listener = NULL;
+}
+
+static void drain_start(struct relay *r, const char *signame)
+{
+    r->draining = 1;
+    stop_listening(r);
+    if (!r->conns || r->set.drain_time_s == 0) {
+        fprintf(stderr, "relay: %s, closing %s connections\n", signame, r->conns ? "all" : "no");
+        sd_loop_stop(r->loop);
+        return;
+    }
+    fprintf(stderr, "relay: %s, not accepting; waiting up to %u s for %u connections to end\n",
+            signame, r->set.drain_time_s, r->live);
+    r->drain_timer = sd_loop_add_timer(r->loop, sd_now_ms() + r->set.drain_time_s * 1000ull,
+                                       drain_timeout_cb, r);
+}
+
+/* The settings SIGHUP applies to a running relay. */
+static void copy_reloadable(struct sd_settings *to, const struct sd_settings *from)
+{
+    to->allow = from->allow;
+    to->max_connections = from->max_connections;
+    to->max_connections_per_client = from->max_connections_per_client;
+    to->drain_time_s = from->drain_time_s;
+    to->log_level = from->log_level;
+}
+
+static int ignore_own_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
+{
+    (void)ctx, (void)val, (void)arg, (void)err, (void)errlen;
+    return 0;
+}
+
+static void reload(struct relay *r)
+{
+    struct sd_settings next, rest;
+    char err[600], allow[1024];
+
+    if (sd_settings_from_argv(&next, SD_PROG_RELAY, r->argc, r->argv, relay_options,
+                              RELAY_OPTION_COUNT, ignore_own_option, NULL, err,
+                              sizeof(err)) < 0) {
+        fprintf(stderr, "relay: SIGHUP: configuration not reloaded, the settings in force "
+                "stay: %s\n", err);
+        return;
+    }
+    rest = next;
+    copy_reloadable(&rest, &r->set);
+    copy_reloadable(&r->set, &next);
+    sd_log_set_level(r->set.log_level);
+    fprintf(stderr, "relay: SIGHUP: reloaded: allow %s, max_connections %u, "
+            "max_connections_per_client %u, drain_time %u s (live connections untouched)\n",
+            sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)), r->set.max_connections,
+            r->set.max_connections_per_client, r->set.drain_time_s);
+    if (memcmp(&rest, &r->set, sizeof(rest)) != 0)
+        fprintf(stderr, "relay: SIGHUP: other settings changed too; they take effect when the "
+                "relay restarts\n");
+}
+
+static void signal_cb(void *ctx, int revents)
+{
+    struct relay *r = ctx;
+    struct signalfd_siginfo si;
+    const char *name;
+
+    (void)revents;
+    if (read(r->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    name = strsignal((int)si.ssi_signo);
+    if (si.ssi_signo == SIGHUP) {
+        reload(r);
+    } else if (!r->draining) {
+        drain_start(r, name);
+    } else {
+        fprintf(stderr, "relay: %s again, ending %u connections now\n", name, r->live);
+        sd_loop_stop(r->loop);
+    }
+}
+
+/* Ends every connection and lets the loop run their ends, bounded in time. */
+static void relay_shutdown(struct relay *r)
+{
+    uint64_t end = sd_now_ms() + RELAY_SHUTDOWN_MS;
+
+    stop_listening(r);
+    if (r->drain_timer > 0)
+        sd_loop_cancel_timer(r->loop, r->drain_timer);
+    relay_conn_stop_all(r, "relay shutting down");
+    while (r->conns && sd_now_ms() < end)
+        if (sd_loop_run_once(r->loop, 100) < 0)
+            break;
+}
+
+/* ---- arguments ---- */
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "smbdirect-relay: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'smbdirect-relay --help' for more information.\n");
+    return 2;
+}
+
+struct relay_args {
+    struct relay *r;
+    int status, json;
+};
+
+static int relay_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
+{
+    struct relay_args *a = ctx;
+
+    (void)arg;
+    (void)err;
+    (void)errlen;
+    switch (val) {
+    case OPT_LOG_STATS: a->r->log_stats = 1; break;
+    case OPT_STATUS: a->status = 1; break;
+    case OPT_JSON: a->json = 1; break;
+    case OPT_HELP:
+        fputs(usage_head, stdout);
+        sd_settings_usage(stdout, SD_PROG_RELAY);
+        fputs(usage_tail, stdout);
+        exit(0);
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct relay *r, struct relay_args *a)
+{
+    char err[600];
+    int first = sd_settings_from_argv(&r->set, SD_PROG_RELAY, argc, argv, relay_options,
+                                      RELAY_OPTION_COUNT, relay_option, a, err, sizeof(err));
+
+    if (first < 0)
+        return usage_error("%s", err);
+    sd_log_set_level(r->set.log_level);
+    if (first < argc)
+        return usage_error("unexpected argument '%s'", argv[first]);
+    if (a->json && !a->status)
+        return usage_error("%s", "--json goes with --status");
+    if (!a->status && (!r->set.listen.len || !r->set.backend.len))
+        return usage_error("%s", "--listen HOST:PORT and --backend HOST:PORT are required "
+                           "(or listen and backend in the configuration file, "
+                           "SMBDIRECT_LISTEN and SMBDIRECT_BACKEND)");
+    r->argc = argc;
+    r->argv = argv;
+    return 0;
+}
+
+/* With verbs every registration is pinned and counted against RLIMIT_MEMLOCK: says at
+ * start what one connection takes of it (each connection is fitted to what is left when
+ * it arrives, smbd_memplan.h, and refused with a log line when nothing fits). */
+static void report_memlock(const struct smbd_link_opts *o)
+{
+    uint64_t limit = sd_pinned_limit();
+    struct smbd_memplan p;
+
+    if (!o->provider->pins_memory || limit == UINT64_MAX)
+        return;
+    if (smbd_memplan_make(&o->cfg, smbd_link_planned_io(o, SMBD_ROLE_PASSIVE), limit, &p) ==
+        SMBD_MEMPLAN_REFUSED) {
+        fprintf(stderr, "relay: warning: RLIMIT_MEMLOCK is %llu KiB: not even one SMB Direct "
+                "connection fits (%llu KiB needed); raise it (ulimit -l, LimitMEMLOCK=)\n",
+                (unsigned long long)(limit >> 10), (unsigned long long)(p.need_min >> 10));
+        return;
+    }
+    fprintf(stderr, "relay: RLIMIT_MEMLOCK is %llu KiB: a connection registers %llu KiB for "
+            "good and %llu KiB per I/O in flight (%llu KiB gives one connection full speed); "
+            "later connections get what is left, then are refused\n",
+            (unsigned long long)(limit >> 10), (unsigned long long)(p.fixed >> 10),
+            (unsigned long long)(p.reserve >> 10), (unsigned long long)(p.full >> 10));
+}
+
+/* The listen address's provider and whether it is iWARP; prints the error. */
+static int relay_provider(struct relay *r)
+{
+    const struct sd_provider_ops *provider = sd_settings_provider(r->set.transport);
+    const struct sd_hostport *l = &r->set.listen;
+    int iwarp = 1, rc = 0;
+
+    if (sd_addr_is_any((const struct sockaddr *)&l->addr))
+        /* Every device at once, of any kind: no one device to ask. The verbs provider adds
+         * the Appendix A header on the connections of iWARP devices only. */
+        r->opts.provider = provider;
+    else
+        rc = sd_settings_reach(r->set.transport, provider, (const struct sockaddr *)&l->addr,
+                               l->len, &r->opts.provider, &iwarp);
+    if (rc < 0) {
+        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", provider->name,
+                r->listen_str, strerror(-rc));
+        return -1;
+    }
+    r->opts.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */
+    return 0;
+}
+
+/* The status socket; a missing folder for the default path is no error (a relay run by
+ * hand, without the service's /run/smbdirect). */
+static int relay_status_open(struct relay *r)
+{
+    const char *path = r->set.status_socket;
+    int is_default = strcmp(path, sd_settings_table[SD_SET_STATUS_SOCKET].def[SD_PROG_RELAY]) == 0;
+    char why[256];
+
+    if (!*path)
+        return 0;
+    r->status = relay_status_start(r, path, why, sizeof(why));
+    if (r->status)
+        return 0;
+    if (is_default && (errno == ENOENT || errno == EACCES)) {
+        sd_info("relay: no status socket: %s: %s", path, why);
+        return 0;
+    }
+    fprintf(stderr, "smbdirect-relay: cannot serve the status at %s (status_socket): %s\n", path,
+            why);
+    return -1;
+}
+
+static int relay_signals(struct relay *r)
+{
+    sigset_t sigs;
+
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, NULL);
+    r->sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    return r->sigfd < 0 ? -1 : sd_loop_add_fd(r->loop, r->sigfd, SD_EV_IN, signal_cb, r);
+}
+
+int main(int argc, char **argv)
+{
+    struct relay r = { .listener_fd = -1, .sigfd = -1 };
+    struct relay_args a = { .r = &r };
+    struct sd_listen_params lp;
+    int rc, err = 0;
+
+    if ((rc = parse_args(argc, argv, &r, &a)) != 0)
+        return rc;
+    if (a.status)
+        return relay_status_query(r.set.status_socket, a.json);
+    /* Channel buffers and stream queues of megabytes come and go with each client's I/O:
+     * a fixed mmap threshold gives each back to the system when freed (glibc's dynamic
+     * threshold would rise past them and keep the freed memory in the heap, so a
+     * long-running relay's RSS would only grow). */
+    mallopt(M_MMAP_THRESHOLD, RELAY_MMAP_THRESHOLD);
+    r.start_ms = sd_now_ms();
+    sd_settings_link_opts(&r.set, SMBD_ROLE_PASSIVE, &r.opts);
+    r.opts.admit = relay_admit;
+    r.bridge_opts = (struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER,
+                                               .channel_memory = r.set.channel_memory,
+                                               .channel_memory_total =
+                                                   r.set.channel_memory_total };
+    sd_addr_format((struct sockaddr *)&r.set.backend.addr, r.backend_str, sizeof(r.backend_str));
+    sd_addr_format((struct sockaddr *)&r.set.listen.addr, r.listen_str, sizeof(r.listen_str));
+    if (relay_provider(&r) < 0)
+        return 1;
+    r.loop = sd_loop_new();
+    if (!r.loop || relay_signals(&r) < 0) {
+        fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
+        return 1;
+    }
+    sd_settings_listen_params(&r.set, 128, &lp);
+    r.listener = r.opts.provider->listen((struct sockaddr *)&r.set.listen.addr, r.set.listen.len,
+                                         &lp, &err);
+    if (!r.listener) {
+        fprintf(stderr, "smbdirect-relay: cannot listen on %s (%s): %s\n", r.listen_str,
+                r.opts.provider->name, strerror(err ? -err : ENOMEM));
+        return 1;
+    }
+    r.listener_fd = r.opts.provider->listener_fd(r.listener);
+    if (sd_loop_add_fd(r.loop, r.listener_fd, SD_EV_IN, relay_conn_accept, &r) < 0) {
+        fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
+        return 1;
+    }
+    if (relay_status_open(&r) < 0)
+        return 1;
+    fprintf(stderr, "relay: listening on %s (%s), backend %s\n", r.listen_str,
+            r.opts.provider->name, r.backend_str);
+    report_memlock(&r.opts);
+    rc = sd_loop_run(r.loop);
+    if (rc < 0)
+        fprintf(stderr, "smbdirect-relay: event loop failed: %s\n", strerror(-rc));
+    relay_shutdown(&r);
+    relay_status_stop(r.status);
+    sd_loop_del_fd(r.loop, r.sigfd);
+    close(r.sigfd);
+    if (!r.conns) {
+        relay_admit_free(&r);
+        sd_loop_free(r.loop); /* else connections still reference it: exit leaves them */
+    }
+    return rc < 0 ? 1 : 0;
+}
