@@ -25,6 +25,7 @@
 #                       found in PATH instead of SENV_BUILD's (the wrapper names its library)
 #   SENV_SMB_PORT       backend smbd port (default 445)
 #   SENV_RELAY_PORT     relay (SMB Direct) port (default 5445, the shim's soft-iWARP default)
+#   SENV_RELAY_HOST     relay listen address (default ADDR; e.g. [::] for every address)
 #   SENV_RELAY_TRANSPORT relay --transport (default soft)
 #   SENV_SMBD_LOGLEVEL  smbd "log level" (default 2)
 #   SENV_KEEP=1         keep the temp dir after senv_destroy (for debugging)
@@ -155,12 +156,13 @@ senv_wait_listen() {
     return 1
 }
 
-# senv_await_start NAME PID PORT SECONDS LOG — records the just-started server PID in
-# $SENV_DIR/NAME.pid (for senv_stop_pidfile) and waits until it listens on ADDR:PORT;
+# senv_await_start NAME PID PORT SECONDS LOG [HOST] — records the just-started server PID
+# in $SENV_DIR/NAME.pid (for senv_stop_pidfile) and waits until it listens on HOST:PORT
+# (default ADDR:PORT);
 # on failure prints the tail of its LOG.
 senv_await_start() {
     echo "$2" >"$SENV_DIR/$1.pid"
-    if ! senv_wait_listen "$SENV_ADDR" "$3" "$4" "$2"; then
+    if ! senv_wait_listen "${6:-$SENV_ADDR}" "$3" "$4" "$2"; then
         senv_say "$1 did not start; log tail:"; tail -n 20 "$5" >&2
         return 1
     fi
@@ -186,16 +188,17 @@ senv_smbd_stop() { senv_stop_pidfile smbd "${1:-TERM}"; SENV_SMBD_PID=''; }
 # senv_relay_start [extra relay args...] — smbdirect-relay on ADDR:RELAY_PORT bridging
 # to ADDR:SMB_PORT, stderr to $SENV_RELAY_LOG; waits until it listens.
 senv_relay_start() {
-    local relay=$SENV_RELAY_BIN
+    local relay=$SENV_RELAY_BIN host=${SENV_RELAY_HOST:-$SENV_ADDR}
     if [ ! -x "$relay" ]; then senv_say "$relay is missing (run make)"; return 1; fi
     # its status socket in the test's tree; no drain on SIGTERM (senv_relay_stop ends it
     # at once, as a test's teardown wants); the caller's flags come after and win
-    setsid "$relay" --listen "$SENV_ADDR:$SENV_RELAY_PORT" \
+    setsid "$relay" --listen "$host:$SENV_RELAY_PORT" \
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" \
         --status-socket "$SENV_DIR/relay.sock" --drain-time 0 "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
     SENV_RELAY_PID=$!
-    senv_await_start relay "$SENV_RELAY_PID" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_LOG"
+    senv_await_start relay "$SENV_RELAY_PID" "$SENV_RELAY_PORT" 10 "$SENV_RELAY_LOG" \
+        "$host"
 }
 
 # senv_relay_stop [SIGNAL]

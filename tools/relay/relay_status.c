@@ -70,10 +70,12 @@ static void conn_text(const struct relay_conn *c, const struct smbd_bridge_stats
             (unsigned long long)((now - c->start_ms) / 1000));
     if (c->state == RELAY_CONN_BRIDGED)
         fprintf(out,
-                ": from client %llu bytes, to client %llu bytes, rdma_read %llu bytes, "
-                "rdma_write %llu bytes, credits send %u/%u receive %u/%u",
+                ": from client %llu bytes, to client %llu bytes, from backend %llu bytes, "
+                "to backend %llu bytes, rdma_read %llu bytes, rdma_write %llu bytes, credits "
+                "send %u/%u receive %u/%u",
                 (unsigned long long)st->smbd.bytes_delivered,
                 (unsigned long long)st->smbd.bytes_sent,
+                (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_out,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
                 st->params.neg.send_credit_target, st->params.receive_credits,
