@@ -14,6 +14,7 @@ union sd_value {
     enum sd_log_level level;
     struct pm_ports ports;
     struct pm_map map;
+    struct am_map addrmap;
 };
 
 static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
@@ -22,6 +23,7 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_TRANSPORT: s->transport = (enum sd_transport)v->word; break;
     case SD_SET_PORTS: s->ports = v->ports; break;
     case SD_SET_PORTMAP: s->portmap = v->map; break;
+    case SD_SET_ADDRMAP: s->addrmap = v->addrmap; break;
     case SD_SET_FALLBACK: s->fallback = (enum sd_fallback)v->word; break;
     case SD_SET_LOG: s->log_level = v->level; break;
     case SD_SET_CONNECT_TIMEOUT: s->connect_timeout_ms = (uint32_t)v->num; break;
@@ -88,6 +90,8 @@ static int parse(const struct sd_setting *row, const char *text, union sd_value 
         return pm_parse_ports(text, &v->ports, why, whylen);
     case SD_KIND_PORTMAP:
         return pm_parse_map(text, &v->map, why, whylen);
+    case SD_KIND_ADDRMAP:
+        return am_parse(text, &v->addrmap, why, whylen);
     case SD_KIND_LOG:
         if (sd_log_parse_level(text, &v->level) == 0)
             return 0;
