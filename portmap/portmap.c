@@ -3,62 +3,9 @@
  * the TCP port itself). */
 #include "portmap.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "sd_num.h"
-
-/* A token of the comma-separated list: [start, start+len) with blanks trimmed. */
-struct pm_token {
-    const char *start;
-    size_t len;
-};
-
-static void pm_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void pm_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Advances *pos past the next token; 1 when a token was produced, 0 at the end. */
-static int pm_next_token(const char **pos, struct pm_token *t)
-{
-    const char *p = *pos, *end;
-
-    if (!p)
-        return 0;
-    end = strchr(p, ',');
-    if (!end)
-        end = p + strlen(p);
-    *pos = *end ? end + 1 : NULL;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-        end--;
-    t->start = p;
-    t->len = (size_t)(end - p);
-    return 1;
-}
-
-/* Parses a decimal port 1..65535 from exactly [s, s+len). 0 or -1. */
-static int pm_parse_port(const char *s, size_t len, uint16_t *out)
-{
-    uint64_t v;
-
-    if (sd_num_parse(s, len, 1, 65535, &v) < 0)
-        return -1;
-    *out = (uint16_t)v;
-    return 0;
-}
+#include "pm_list.h"
 
 int pm_parse_ports(const char *spec, struct pm_ports *out, char *err, size_t errlen)
 {
@@ -73,8 +20,8 @@ int pm_parse_ports(const char *spec, struct pm_ports *out, char *err, size_t err
     }
     while (pm_next_token(&pos, &t)) {
         if (pm_parse_port(t.start, t.len, &port) < 0) {
-            pm_fail(err, errlen, "'%.*s' is not a port number 1..65535",
-                    (int)(t.len > 64 ? 64 : t.len), t.start);
+            pm_fail(err, errlen, "'%.*s' is not a port number 1..65535", PM_SHOWN(t.len),
+                    t.start);
             return -1;
         }
         if (pm_ports_contains(out, port)) {
@@ -116,7 +63,7 @@ int pm_parse_map(const char *spec, struct pm_map *out, char *err, size_t errlen)
             pm_parse_port(colon + 1, t.len - tcp_len - 1, &rdma) < 0) {
             pm_fail(err, errlen,
                     "'%.*s' is not tcpport:rdmaport with ports 1..65535 (e.g. \"445:5445\")",
-                    (int)(t.len > 64 ? 64 : t.len), t.start);
+                    PM_SHOWN(t.len), t.start);
             return -1;
         }
         if (pm_map_find(out, tcp) >= 0) {

@@ -3,8 +3,9 @@
  * the real error at once), swaps the program's fd for a socketpair end (so every later
  * read, write, poll and close of the program works on a real kernel fd; see
  * docs/ARCHITECTURE.md "File descriptors in the program's fd space") and hands the
- * other end to the engine; on failure falls back to TCP or fails with the real error
- * per SMBDIRECT_FALLBACK. */
+ * other end to the engine; on failure falls back to TCP (to the address the program
+ * asked for) or fails with the real error per SMBDIRECT_FALLBACK. SMBDIRECT_ADDRMAP
+ * may send the dial to another address: the server's RDMA interface. */
 #include "shim_tunnel.h"
 
 #include <errno.h>
@@ -101,30 +102,46 @@ struct dial_result {
     struct smbd_link *link;
     unsigned rdma_port;
     const char *provider;
+    char via[SD_ADDR_STRLEN + 32]; /* " via ADDR:PORT (address map)", or "" */
     char why[200];
 };
 
-/* RDMA connect + MS-SMBD negotiate to addr's host on the mapped port. 0 or -errno. */
+/* RDMA connect + MS-SMBD negotiate to addr's host, or to its RDMA address in the
+ * address map, on the mapped port (the address map's, else the port map's). The
+ * provider is the one that reaches the address dialled. 0 or -errno. */
 static int dial(const struct shim_config *cfg, const struct sockaddr *addr, socklen_t len,
                 struct dial_result *res)
 {
+    const struct am_entry *mapped = am_find(&cfg->set.addrmap, addr);
+    unsigned tcp_port = inet_port(addr, len);
     struct sockaddr_storage dst;
     struct smbd_link_opts o = cfg->link;
+    char where[SD_ADDR_STRLEN];
+    socklen_t dlen;
     int is_iwarp = 0, rc;
 
     memset(&dst, 0, sizeof(dst));
-    memcpy(&dst, addr, inet_len(addr->sa_family));
-    len = inet_len(addr->sa_family);
+    if (mapped) {
+        dlen = am_dest(mapped, (uint16_t)tcp_port, &dst);
+    } else {
+        dlen = inet_len(addr->sa_family);
+        memcpy(&dst, addr, dlen);
+    }
     shim_guard_enter(); /* safety net: connects by libraries under the provider pass through */
-    rc = pick_provider((struct sockaddr *)&dst, len, &o.provider, &is_iwarp);
+    rc = pick_provider((struct sockaddr *)&dst, dlen, &o.provider, &is_iwarp);
     res->provider = rc == 0 ? o.provider->name : "none";
-    res->rdma_port = pm_rdma_port(&cfg->set.portmap, (uint16_t)inet_port(addr, len), is_iwarp);
+    res->rdma_port = mapped && mapped->port
+                         ? mapped->port
+                         : pm_rdma_port(&cfg->set.portmap, (uint16_t)tcp_port, is_iwarp);
+    set_inet_port(&dst, res->rdma_port);
+    if (mapped)
+        snprintf(res->via, sizeof(res->via), " via %s (address map)",
+                 sd_addr_format((struct sockaddr *)&dst, where, sizeof(where)));
     if (rc < 0) {
         snprintf(res->why, sizeof(res->why), "no RDMA device reaches the server");
     } else {
-        set_inet_port(&dst, res->rdma_port);
         o.smbd_ird_ord_header = is_iwarp; /* MS-SMBD Appendix A: iWARP only */
-        rc = smbd_link_dial((struct sockaddr *)&dst, len, &o, &res->link, res->why,
+        rc = smbd_link_dial((struct sockaddr *)&dst, dlen, &o, &res->link, res->why,
                             sizeof(res->why));
     }
     shim_guard_leave();
@@ -267,14 +284,14 @@ fail:
 static int fall_back(int fd, const struct shim_config *cfg, const struct sockaddr *addr,
                      socklen_t len, const struct dial_result *res, int err)
 {
-    char where[SD_ADDR_STRLEN], reason[300];
+    char where[SD_ADDR_STRLEN], reason[400];
     const char *what = strerror(-err);
     int said = strstr(res->why, what) != NULL; /* the dial's reason may name it already */
 
     sd_addr_format(addr, where, sizeof(where));
-    snprintf(reason, sizeof(reason), "SMB Direct to %s (%s, port %u) failed: %s%s%s", where,
-             res->provider, res->rdma_port, res->why, said || !res->why[0] ? "" : ": ",
-             said ? "" : what);
+    snprintf(reason, sizeof(reason), "SMB Direct to %s (%s, port %u)%s failed: %s%s%s", where,
+             res->provider, res->rdma_port, res->via, res->why,
+             said || !res->why[0] ? "" : ": ", said ? "" : what);
     if (cfg->set.fallback == SD_FALLBACK_TCP) {
         sd_warn("%s; using TCP instead (SMBDIRECT_FALLBACK=tcp)", reason);
         return sd_libc()->connect(fd, addr, len);
@@ -320,8 +337,8 @@ int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int 
         sd_addr_format(addr, where, sizeof(where));
         err = swap_in_tunnel(fd, cfg, addr, res.link);
         if (err == 0) {
-            sd_info("fd %d: %s tunneled over SMB Direct (%s, port %u)", fd, where,
-                    res.provider, res.rdma_port);
+            sd_info("fd %d: %s tunneled over SMB Direct (%s, port %u)%s", fd, where,
+                    res.provider, res.rdma_port, res.via);
             errno = saved;
             *rc = 0;
             return 1;

@@ -1,5 +1,6 @@
 /* tools/smbdirect-probe.c — connects to an SMB Direct server, negotiates, prints the
- * negotiated parameters one per line ("Name: value") and disconnects. A diagnostic in
+ * negotiated parameters one per line ("Name: value") and disconnects; SMBDIRECT_ADDRMAP
+ * may send it to the host's RDMA address instead, which it says first. A diagnostic in
  * the spirit of rdma-core's rping: does SMB Direct work to this host, and with what.
  * With --conformance it runs the MS-SMBD server conformance cases (conformance/)
  * against the host instead and prints one row per case. */
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addrmap.h"
 #include "cf_case.h"
 #include "log.h"
 #include "portmap.h"
@@ -29,6 +31,8 @@ static const char usage_head[] =
     "Connect to the SMB Direct (MS-SMBD) server at HOST, negotiate, print the negotiated\n"
     "parameters and disconnect. PORT defaults to 5445 for soft-iWARP and iWARP devices\n"
     "and to 445 for InfiniBand/RoCE devices. IPv6 addresses are written [ADDR]:PORT.\n"
+    "When SMBDIRECT_ADDRMAP maps HOST's address, the probe dials the RDMA address it\n"
+    "maps to instead: on PORT when given, else on the map's port, else the default.\n"
     "\n"
     "With --conformance, run the MS-SMBD server conformance cases against HOST instead\n"
     "(groups SmbdNegotiate: raw Negotiate Requests; SmbdDataTransfer: fragments, malformed\n"
@@ -62,6 +66,9 @@ static const char usage_tail[] =
     "Output of --conformance (stdout): a header line, one line per case (name, PASS,\n"
     "FAIL or SKIP, detail: for SKIP the reason, for FAIL what was seen against what\n"
     "was expected), then \"N cases: N passed, N failed, N skipped\".\n"
+    "\n"
+    "When SMBDIRECT_ADDRMAP maps HOST's address, either output starts with the line\n"
+    "\"address map: ADDR -> RDMAADDR:PORT\" (the address dialled, with its port).\n"
     "\n"
     "Exit status: 0 negotiated (--conformance: no case failed), 1 connect or negotiate\n"
     "failed (the reason is printed; --conformance: a case failed), 2 bad arguments.\n"
@@ -205,12 +212,13 @@ int main(int argc, char **argv)
     };
     struct probe_opts po = { 0 };
     const struct sd_provider_ops *provider;
+    const struct am_entry *mapped;
     struct smbd_link_opts lo;
     struct sd_settings set;
     struct sockaddr_storage dst;
     socklen_t dstlen;
     struct smbd_link *k = NULL;
-    char err[600], peer[SD_ADDR_STRLEN];
+    char err[600], peer[SD_ADDR_STRLEN], from[SD_ADDR_STRLEN], to[SD_ADDR_STRLEN] = "";
     const char *why;
     int first, iwarp, rc;
 
@@ -231,13 +239,20 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "'%s': %s", argv[first], why);
         return usage_error("%s", err);
     }
+    if ((mapped = am_find(&set.addrmap, (struct sockaddr *)&dst)) != NULL) {
+        int port = sd_addr_port((struct sockaddr *)&dst); /* 0: none given */
+
+        am_ip_format(&mapped->from, from, sizeof(from));
+        am_ip_format(&mapped->to, to, sizeof(to));
+        dstlen = am_dest(mapped, (uint16_t)(port ? port : mapped->port), &dst);
+    }
     sd_settings_link_opts(&set, SMBD_ROLE_ACTIVE, &lo);
     provider = sd_settings_provider(set.transport);
     rc = sd_settings_reach(set.transport, provider, (struct sockaddr *)&dst, dstlen,
                            &lo.provider, &iwarp);
     if (rc < 0) {
-        fprintf(stderr, "smbdirect-probe: no %s device reaches %s: %s\n", provider->name,
-                argv[first], strerror(-rc));
+        fprintf(stderr, "smbdirect-probe: no %s device reaches %s%s%s: %s\n", provider->name,
+                argv[first], mapped ? " mapped to " : "", to, strerror(-rc));
         return 1;
     }
     lo.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */
@@ -247,6 +262,8 @@ int main(int argc, char **argv)
         sd_addr_set_port((struct sockaddr *)&dst, pm_rdma_port(&defaults, PROBE_SMB_PORT, iwarp));
     }
     sd_addr_format((struct sockaddr *)&dst, peer, sizeof(peer));
+    if (mapped)
+        printf("address map: %s -> %s\n", from, peer);
     if (po.conformance) {
         char host[SD_ADDR_STRLEN];
 

@@ -119,8 +119,9 @@ static void test_rows_are_consistent(void **state)
             const char *def = r->def[p];
 
             assert_non_null(def);
-            if (!*def) { /* only a list, or an address the program requires, may be empty */
-                assert_true(r->kind == SD_KIND_PORTMAP || r->kind == SD_KIND_HOSTPORT);
+            if (!*def) { /* only a map, or an address the program requires, may be empty */
+                assert_true(r->kind == SD_KIND_PORTMAP || r->kind == SD_KIND_ADDRMAP ||
+                            r->kind == SD_KIND_HOSTPORT);
                 continue;
             }
             if (sd_settings_set(&s, (enum sd_program)p, (enum sd_setting_id)id, def, why,
@@ -142,6 +143,7 @@ static void test_defaults(void **state)
         assert_int_equal(s.ports.n, 1);
         assert_int_equal(s.ports.port[0], 445);
         assert_int_equal(s.portmap.n, 0);
+        assert_int_equal(s.addrmap.n, 0);
         assert_int_equal(s.fallback, SD_FALLBACK_TCP);
         assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
         assert_int_equal(s.connect_timeout_ms, 10000);
@@ -450,6 +452,16 @@ static void test_env_errors(void **state)
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTS", "445,smb", "'smb' is not a port number");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTS", "445,445", "445 is listed twice");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_PORTMAP", "445", "'445' is not tcpport:rdmaport");
+    /* The address map: the shim and the probe dial, and both check it. */
+    for (size_t i = 0; i < 2; i++) {
+        enum sd_program p = i == 0 ? SD_PROG_SHIM : SD_PROG_PROBE;
+
+        expect_env_error(p, "SMBDIRECT_ADDRMAP", "10.0.0.5=storage1",
+                         "'storage1' is not a numeric IPv4 or IPv6 address");
+        expect_env_error(p, "SMBDIRECT_ADDRMAP",
+                         "10.0.0.5=192.168.100.5,10.0.0.5=192.168.100.6",
+                         "10.0.0.5 is mapped twice");
+    }
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_FALLBACK", "sometimes", "use tcp or none");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud", "use debug, info, warn or error");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_SOCKBUF", "4M",
@@ -466,7 +478,8 @@ static void test_env_errors(void **state)
 
 /* ---- the command-line front end ---- */
 
-/* The tools read SMBDIRECT_LOG and the soft-iWARP variables, and no other. */
+/* The tools read SMBDIRECT_LOG and the soft-iWARP variables, the probe also
+ * SMBDIRECT_ADDRMAP, and no other. */
 static void test_tools_read_their_variables(void **state)
 {
     struct sd_settings s;
@@ -484,7 +497,13 @@ static void test_tools_read_their_variables(void **state)
         setenv("SMBDIRECT_CREDITS", "10", 1);     /* the shim's: the tools take --credits */
         setenv("SMBDIRECT_TRANSPORT", "tcp", 1);  /* likewise --transport */
         setenv("SMBDIRECT_PORTS", "nonsense", 1); /* the tools have no port list */
+        setenv("SMBDIRECT_ADDRMAP", "10.0.0.5=192.168.100.5", 1);
         assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), 3);
+        assert_int_equal(s.addrmap.n, p == SD_PROG_PROBE ? 1 : 0);
+        if (p == SD_PROG_RELAY) { /* the relay dials no server by its address */
+            setenv("SMBDIRECT_ADDRMAP", "nonsense", 1);
+            assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), 3);
+        }
         assert_int_equal(s.log_level, SD_LOG_DEBUG);
         assert_int_equal(s.soft_crc, 1);
         assert_int_equal(s.soft_handshake_ms, 150);

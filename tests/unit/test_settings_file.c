@@ -160,6 +160,38 @@ static void test_errors_name_file_line_key_and_values(void **state)
     expect_file_error("log = loud\n", "use debug, info, warn or error");
 }
 
+/* The address map in the file: a full one (32 IPv6 entries with ports, the longest
+ * value a setting takes) fits a line; the shim and the probe apply it, the relay only
+ * checks it, and a [relay] section cannot hold it. */
+static void test_addrmap(void **state)
+{
+    char conf[4096] = "addrmap = ", err[512];
+    struct sd_settings s;
+    char *none[] = { NULL };
+    size_t n = strlen(conf);
+
+    (void)state;
+    for (int i = 0; i < AM_MAX_ENTRIES; i++)
+        n += (size_t)snprintf(conf + n, sizeof(conf) - n,
+                              "%s2001:db8:1234:5678:9abc:def0:1234:%04x=[fd00:1234:5678:9abc:"
+                              "def0:1234:5678:%04x]:65535", i ? "," : "", i, i);
+    snprintf(conf + n, sizeof(conf) - n, "\n");
+    assert_true(n > 2048 && n < sizeof(conf) - 1);
+    write_conf(conf);
+    assert_int_equal(sd_settings_from_env(&s, SD_PROG_SHIM, err, sizeof(err)), 0);
+    assert_int_equal(s.addrmap.n, AM_MAX_ENTRIES);
+    assert_int_equal(s.addrmap.e[31].port, 65535);
+    assert_int_equal(sd_settings_from_env(&s, SD_PROG_PROBE, err, sizeof(err)), 0);
+    assert_int_equal(s.addrmap.n, AM_MAX_ENTRIES);
+    assert_int_equal(relay_argv(&s, none, err, sizeof(err)), 1);
+    assert_int_equal(s.addrmap.n, 0);
+    expect_file_error("[probe]\naddrmap = 10.0.0.5=192.168.100.5:0\n",
+                      ":2: addrmap = '10.0.0.5=192.168.100.5:0' is invalid: "
+                      "'192.168.100.5:0': the port is not a number 1..65535");
+    expect_file_error("[relay]\naddrmap = 10.0.0.5=192.168.100.5\n",
+                      ":2: 'addrmap' is not a setting of the relay");
+}
+
 static void test_which_file(void **state)
 {
     struct sd_settings s;
@@ -185,6 +217,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_file_then_flags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_name_file_line_key_and_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_addrmap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_which_file, setup, teardown),
     };
     return cmocka_run_group_tests_name("settings: configuration file", tests, NULL, NULL);

@@ -18,7 +18,8 @@
 #include "th_stderr.h"
 
 static const char *const all_vars[] = {
-    "SMBDIRECT_TRANSPORT", "SMBDIRECT_PORTS", "SMBDIRECT_PORTMAP", "SMBDIRECT_FALLBACK",
+    "SMBDIRECT_TRANSPORT", "SMBDIRECT_PORTS", "SMBDIRECT_PORTMAP", "SMBDIRECT_ADDRMAP",
+    "SMBDIRECT_FALLBACK",
     "SMBDIRECT_LOG", "SMBDIRECT_CREDITS", "SMBDIRECT_MAX_SEND_SIZE",
     "SMBDIRECT_MAX_RECEIVE_SIZE", "SMBDIRECT_MAX_FRAGMENTED_SIZE",
     "SMBDIRECT_MAX_READ_WRITE_SIZE", "SMBDIRECT_KEEPALIVE", "SMBDIRECT_CONNECT_TIMEOUT",
@@ -91,6 +92,7 @@ static void test_defaults(void **state)
     assert_int_equal(cfg.set.ports.n, 1);
     assert_int_equal(cfg.set.ports.port[0], 445);
     assert_int_equal(cfg.set.portmap.n, 0);
+    assert_int_equal(cfg.set.addrmap.n, 0);
     assert_int_equal(cfg.set.fallback, SD_FALLBACK_TCP);
     assert_int_equal(cfg.set.connect_timeout_ms, 10000);
     assert_int_equal(cfg.link.timeout_ms, 10000);
@@ -188,6 +190,19 @@ static void test_portmap(void **state)
     assert_int_equal(pm_rdma_port(&cfg.set.portmap, 8445, 0), 9445);
     load_bad("SMBDIRECT_PORTMAP", "445");
     load_bad("SMBDIRECT_PORTMAP", "445:0");
+}
+
+static void test_addrmap(void **state)
+{
+    struct shim_config cfg;
+
+    (void)state;
+    load_ok(&cfg, "SMBDIRECT_ADDRMAP", "10.0.0.5=192.168.100.5,[2001:db8::5]=[fd00::5]:445");
+    assert_int_equal(cfg.set.addrmap.n, 2);
+    assert_int_equal(cfg.set.addrmap.e[1].port, 445);
+    load_bad("SMBDIRECT_ADDRMAP", "10.0.0.5");
+    load_bad("SMBDIRECT_ADDRMAP", "server1=192.168.100.5");
+    load_bad("SMBDIRECT_ADDRMAP", "10.0.0.5=192.168.100.5,10.0.0.5=192.168.100.6");
 }
 
 static void test_fallback(void **state)
@@ -333,6 +348,7 @@ int main(void)
         cmocka_unit_test_setup(test_ports, clean_env),
         cmocka_unit_test_setup(test_bad_ports_keep_default_list, clean_env),
         cmocka_unit_test_setup(test_portmap, clean_env),
+        cmocka_unit_test_setup(test_addrmap, clean_env),
         cmocka_unit_test_setup(test_fallback, clean_env),
         cmocka_unit_test_setup(test_log, clean_env),
         cmocka_unit_test_setup(test_soft_iwarp, clean_env),

@@ -18,6 +18,7 @@ union sd_value {
     struct sd_hostport hostport;
     struct sd_prefix_list prefixes;
     char path[SD_PATH_MAX];
+    struct am_map addrmap;
 };
 
 static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
@@ -26,6 +27,7 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_TRANSPORT: s->transport = (enum sd_transport)v->word; break;
     case SD_SET_PORTS: s->ports = v->ports; break;
     case SD_SET_PORTMAP: s->portmap = v->map; break;
+    case SD_SET_ADDRMAP: s->addrmap = v->addrmap; break;
     case SD_SET_FALLBACK: s->fallback = (enum sd_fallback)v->word; break;
     case SD_SET_LOG: s->log_level = v->level; break;
     case SD_SET_CONNECT_TIMEOUT: s->connect_timeout_ms = (uint32_t)v->num; break;
@@ -139,6 +141,8 @@ static int parse(const struct sd_setting *row, const char *text, union sd_value 
         return sd_prefix_parse_list(text, &v->prefixes, why, whylen);
     case SD_KIND_PATH:
         return parse_path(text, v->path, why, whylen);
+    case SD_KIND_ADDRMAP:
+        return am_parse(text, &v->addrmap, why, whylen);
     case SD_KIND_LOG:
         if (sd_log_parse_level(text, &v->level) == 0)
             return 0;

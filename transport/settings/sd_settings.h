@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "addrmap.h"
 #include "log.h"
 #include "portmap.h"
 #include "provider.h"
@@ -29,6 +30,7 @@ enum sd_setting_id {
     SD_SET_TRANSPORT,
     SD_SET_PORTS,
     SD_SET_PORTMAP,
+    SD_SET_ADDRMAP,
     SD_SET_FALLBACK,
     SD_SET_LOG,
     SD_SET_CONNECT_TIMEOUT,
@@ -62,6 +64,7 @@ enum sd_kind {
     SD_KIND_CHOICE,  /* one of the words in choices */
     SD_KIND_PORTS,   /* port list (pm_parse_ports) */
     SD_KIND_PORTMAP, /* port map (pm_parse_map) */
+    SD_KIND_ADDRMAP, /* address map (am_parse) */
     SD_KIND_LOG,     /* log level name (sd_log_parse_level) */
     SD_KIND_HOSTPORT, /* HOST:PORT, port required (sd_addr_parse); empty: unset */
     SD_KIND_PREFIXES, /* address prefix list (sd_prefix_parse_list) */
@@ -110,6 +113,7 @@ struct sd_settings {
     enum sd_transport transport;
     struct pm_ports ports;
     struct pm_map portmap;
+    struct am_map addrmap;
     enum sd_fallback fallback;
     enum sd_log_level log_level;
     uint32_t connect_timeout_ms;

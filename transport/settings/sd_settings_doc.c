@@ -29,11 +29,15 @@ struct style {
     const char *dash, *minus;       /* in ranges, and in "16 MiB - 1" */
     const char *open, *close, *last; /* around words; between the last two */
     const char *portmap;            /* the form of a port map */
+    const char *addrmap;            /* the form of an address map */
 };
-static const struct style md = { "–", "−", "`", "`", ", ", "`tcpport:rdmaport,...`" };
-static const struct style plain = { "-", "-", "", "", " or ", "tcpport:rdmaport,..." };
+static const struct style md = { "–", "−", "`", "`", ", ", "`tcpport:rdmaport,...`",
+                                  "`addr=rdmaaddr[:port],...`" };
+static const struct style plain = { "-", "-", "", "", " or ", "tcpport:rdmaport,...",
+                                    "addr=rdmaaddr[:port],..." };
 static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
-                                  "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]" };
+                                  "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]",
+                                  "\\fIaddr\\fR=\\fIrdmaaddr\\fR[:\\fIport\\fR][,.\\|.\\|.]" };
 
 /* Appends to buf (of len bytes, holding a string). */
 static void add(char *buf, size_t len, const char *fmt, ...)
@@ -123,6 +127,9 @@ static void add_values(char *buf, size_t len, const struct sd_setting *row,
         break;
     case SD_KIND_PATH:
         add(buf, len, "an absolute path, or none");
+        break;
+    case SD_KIND_ADDRMAP:
+        add(buf, len, "%s", st->addrmap);
         break;
     }
 }
@@ -218,6 +225,8 @@ static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program
         fprintf(out, "PREFIX[,PREFIX...]\n");
     else if (row->kind == SD_KIND_PATH)
         fprintf(out, "PATH\n");
+    else if (row->kind == SD_KIND_ADDRMAP)
+        fprintf(out, "ADDR=RDMAADDR[:PORT][,...]\n");
     else
         fprintf(out, "%s\n", sd_settings_words(row, "", "", "|", "|", words, sizeof(words)));
     add_sentence(text, sizeof(text), row->help);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_MAX_LEN 1024
+#define LINE_MAX_LEN 4096 /* a full address map (32 IPv6 entries with ports) fits */
 
 static const char *const section_names[SD_PROG_COUNT] = {
     [SD_PROG_SHIM] = "shim", [SD_PROG_RELAY] = "relay", [SD_PROG_PROBE] = "probe",

@@ -37,6 +37,14 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .help = "SMB Direct port to dial for a tunneled TCP port; a port not listed uses "
                 "5445 over iWARP and soft-iWARP, the TCP port itself over InfiniBand/RoCE "
                 "(MS-SMB2 2.1)" },
+    [SD_SET_ADDRMAP] = {
+        .env = "SMBDIRECT_ADDRMAP", .env_progs = SHIM | PROBE, .kind = SD_KIND_ADDRMAP,
+        .def = SAME(""),
+        .help = "RDMA address to dial in place of a server's TCP address (the probe: of "
+                "HOST's), for servers with RDMA on another network: numeric addresses, IPv6 "
+                "in brackets before a port, at most 32 entries; a port given replaces the "
+                "port map's (the probe's default), and a TCP fallback connects to the "
+                "address the program asked for" },
     [SD_SET_FALLBACK] = {
         .env = "SMBDIRECT_FALLBACK", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
         .choices = fallbacks, .def = SAME("tcp"),
