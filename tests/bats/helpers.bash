@@ -6,7 +6,8 @@
 # Loopback addresses (one per suite so suites never collide; the real ports 445 and
 # 5445 are used so the shim's defaults apply): smb_transfer 127.0.0.11, smb_sessions .12,
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
-# smb_soak .18, smb_conformance .19, smb_halfclose .24, smb_clients .25, smb_config .26;
+# smb_soak .18, smb_conformance .19, smb_halfclose .24, smb_clients .25, smb_config .26,
+# smb_mount .29;
 # scripts/demo .21, scripts/bench .22, scripts/soak .23 (its default). smb_faults uses no loopback address:
 # 10.213.0.1/.2 on a veth pair into a network namespace it creates.
 #
