@@ -5,7 +5,9 @@
  * buffer left to the stream; a refused registration (RLIMIT_MEMLOCK) leaves the WRITE in
  * the stream, untaken and unsent, to be offered again: it waits while earlier I/O holds
  * registered memory, and with nothing in flight the connection ends after a grace time,
- * never a message sent inline that the peer must reject. */
+ * never a message sent inline that the peer must reject. Server role (the relay): a
+ * signed channel READ or WRITE ends the connection with the reason the relay logs, and
+ * nothing reaches the backend; an encrypted one (TRANSFORM header) goes on unchanged. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include "bridge_chan.h"
 #include "buf_pool.h"
 #include "th_conn.h"
+#include "smb2_wire.h"
 #include "th_smb2.h"
 
 #define MIB (1024u * 1024u)
@@ -187,6 +190,74 @@ static void test_refused_registration_waits_while_earlier_io_is_in_flight(void *
     rig_close(&r); /* both WRITEs' buffers are the channel's: freed here */
 }
 
+/* An established engine and a server channel (the relay's), at dialect 3.1.1 as the
+ * backend's NEGOTIATE response says. */
+static void rig_open_server(struct rig *r)
+{
+    uint8_t m[160];
+    size_t n;
+
+    memset(r, 0, sizeof(*r));
+    buf_pool_ref();
+    th_end_init(&r->e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(7));
+    th_active_establish(&r->e, m, th_negotiate_resp(m, 0x100, 10, 255, 0, MIB, 1364, 8192, MIB));
+    const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
+                                           .to_stream = rec_to_stream, .fail = rec_fail,
+                                           .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
+    r->ch = bridge_chan_new(BRIDGE_CHAN_SERVER, 0, &host);
+    assert_non_null(r->ch);
+    n = th_smb2_negotiate_resp(m, 0x0311);
+    assert_int_equal(bridge_chan_from_stream(r->ch, m, n, 0), 0);
+}
+
+/* A READ of 64 KiB whose data the client asks to have RDMA-written to one buffer. */
+static size_t channel_read_req(uint8_t *b, uint32_t flags)
+{
+    const struct th_hdr h = { .command = SMB2_READ, .flags = flags, .message_id = 9 };
+    const struct th_rw rw = { .length = 65536, .channel = SMB2_CHANNEL_RDMA_V1, .info_offset = 112,
+                              .info_length = 16 };
+
+    th_smb2_read_req(b, &h, &rw);
+    th_smb2_desc(b + 112, 0x1000, 77, 65536);
+    return 128;
+}
+
+static void test_signed_channel_request_ends_the_connection_with_its_reason(void **state)
+{
+    struct rig r;
+    uint8_t m[128];
+    size_t n, sent;
+
+    (void)state;
+    rig_open_server(&r);
+    sent = fake_sent_count(r.e.qp);
+    n = channel_read_req(m, SMB2_FLAGS_SIGNED);
+    assert_int_equal(bridge_chan_from_peer(r.ch, m, n, 0), -1);
+    assert_int_equal(r.h.failed, 1);
+    /* the relay's log: "relay: conn N closed: ... reason " followed by this */
+    assert_string_equal(r.h.why, "RDMA channel request refused: signed RDMA channel "
+                                 "READ/WRITE (cannot be re-signed)");
+    assert_int_equal(fake_sent_count(r.e.qp), sent); /* no answer, no RDMA to the client */
+    rig_close(&r);
+}
+
+static void test_encrypted_channel_request_goes_to_the_backend_unchanged(void **state)
+{
+    struct rig r;
+    uint8_t m[52 + 128];
+
+    (void)state;
+    rig_open_server(&r);
+    /* MS-SMB2 2.2.41: a TRANSFORM header (0xFD 'SMB', 52 bytes) and what it encrypts; the
+     * relay cannot read past it, whatever the ciphertext holds */
+    memset(m, 0, 52);
+    memcpy(m, "\xfdSMB", 4);
+    channel_read_req(m + 52, 0);
+    assert_int_equal(bridge_chan_from_peer(r.ch, m, sizeof(m), 0), 0);
+    assert_int_equal(r.h.failed, 0);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_small_write_is_copied),
         cmocka_unit_test(test_refused_registration_with_nothing_in_flight_waits_then_ends),
         cmocka_unit_test(test_refused_registration_waits_while_earlier_io_is_in_flight),
+        cmocka_unit_test(test_signed_channel_request_ends_the_connection_with_its_reason),
+        cmocka_unit_test(test_encrypted_channel_request_goes_to_the_backend_unchanged),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
