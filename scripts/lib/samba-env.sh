@@ -36,6 +36,10 @@ SENV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${SENV_RELAY_PORT:=5445}"
 : "${SENV_RELAY_TRANSPORT:=soft}"
 : "${SENV_SMBD_LOGLEVEL:=2}"
+# The shim and the relay read /etc/smbdirect/smbdirect.conf unless SMBDIRECT_CONFIG names
+# another file: an installed, configured package must not change what a test runs. A
+# caller's SMBDIRECT_CONFIG (even empty) stands.
+export SMBDIRECT_CONFIG="${SMBDIRECT_CONFIG-}"
 SENV_SHARE_NAME=share
 SENV_USER_NAME=sdtest
 

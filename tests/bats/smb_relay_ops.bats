@@ -18,6 +18,7 @@ setup() {
 }
 
 teardown() {
+    [ -z "${W:-}" ] || touch "$W/stop"
     [ -z "${SESSION_PIDS:-}" ] || kill $SESSION_PIDS 2>/dev/null || true
     dump_logs_on_failure
     suite_stop
@@ -32,27 +33,34 @@ start() {
     W=$(work_dir)
 }
 
-# from4 / from6 [smbclient args...] — one smbclient run through the shim from 127.0.0.1 or
-# from ::1, SMB Direct mandatory.
-from4() { run smb "$@"; }
-from6() { run smb -I ::1 "$@"; }
+# client [smbclient args...] — smbclient through the shim, SMB Direct mandatory, reading
+# no configuration file ($CONF is the relay's: a bad line there would stop the shim too).
+client() { SMBDIRECT_CONFIG='' smb "$@"; }
+
+# from4 / from6 [smbclient args...] — one client run from 127.0.0.1 or from ::1.
+from4() { run client "$@"; }
+from6() { run client -I ::1 "$@"; }
 
 # session NAME FROM LINE... — a background smbclient session (FROM: 4 or 6) fed LINEs in
 # turn; a LINE "@X" holds the session open until the file $W/X exists. Its output goes
 # to $W/NAME.log, its exit status to $W/NAME.rc.
 session() {
-    local name=$1 from=$2 ip=() l
+    local name=$1 from=$2 ip=() l i
     shift 2
     [ "$from" = 6 ] && ip=(-I ::1)
     (
         for l in "$@"; do
             if [[ $l == @* ]]; then
-                while [ ! -e "$W/${l#@}" ]; do sleep 0.05; done
+                # bounded, and ended by teardown: a failed test leaves no feeder behind
+                for ((i = 0; i < 1200; i++)); do
+                    [ -e "$W/${l#@}" ] || [ -e "$W/stop" ] && break
+                    sleep 0.05
+                done
             else
                 echo "$l"
             fi
         done
-    ) | { smb "${ip[@]}"; echo $? >"$W/$name.rc"; } >"$W/$name.log" 2>&1 &
+    ) | { client "${ip[@]}"; echo $? >"$W/$name.rc"; } >"$W/$name.log" 2>&1 3>&- &
     SESSION_PIDS="${SESSION_PIDS:-} $!"
 }
 
@@ -74,11 +82,21 @@ got() {
     assert_same_file "$SENV_SHARE/big" "$W/$1"
 }
 
-status_json() { "$SENV_RELAY_BIN" --status --json --status-socket "$SENV_DIR/relay.sock"; }
+status_json() {
+    SMBDIRECT_CONFIG='' "$SENV_RELAY_BIN" --status --json --status-socket "$SENV_DIR/relay.sock"
+}
 
 # status EXPR — a Python expression over the relay's JSON status (its keys are names).
 status() {
     status_json | python3 -c 'import json, sys; print(eval(sys.argv[1], {}, json.load(sys.stdin)))' "$1"
+}
+
+# await_status EXPR VALUE — waits up to 10 s until status EXPR prints VALUE.
+await_status() {
+    local i
+    for i in $(seq 100); do [ "$(status "$1")" = "$2" ] && return 0; sleep 0.1; done
+    echo "status $1 is $(status "$1"), not $2" >&2
+    return 1
 }
 
 # await_log TEXT — waits up to 10 s for a relay log line holding TEXT.
@@ -132,7 +150,7 @@ await_log() {
     session_end b
     got a2
     got b2
-    [ "$(status live)" -eq 0 ]
+    await_status live 0
     from4 -c ls
     assert_success
 }
@@ -171,6 +189,7 @@ await_log() {
     printf '[relay]\nallow = ::1, 127.0.0.1\n' >"$CONF"
     kill -HUP "$(cat "$SENV_DIR/relay.pid")"
     await_log "relay: SIGHUP: reloaded: allow ::1/128, 127.0.0.1/32,"
+    refute grep -q "other settings changed" "$SENV_RELAY_LOG"
     touch "$W/go"
     from4 -c ls
     assert_success
@@ -183,7 +202,7 @@ await_log() {
     touch "$W/go2"
     session_end a
     got a3
-    [ "$(status 'connections[0][\"id\"] if connections else 0')" -eq 0 ]
+    await_status 'len(connections)' 0
     [ "$(status accepted)" -eq 3 ]
 }
 

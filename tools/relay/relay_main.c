@@ -137,6 +137,7 @@ static void reload(struct relay *r)
 {
     struct sd_settings next, rest;
     char err[600], allow[1024];
+    int others;
 
     if (sd_settings_from_argv(&next, SD_PROG_RELAY, r->argc, r->argv, relay_options,
                               RELAY_OPTION_COUNT, ignore_own_option, NULL, err,
@@ -145,15 +146,16 @@ static void reload(struct relay *r)
                 "stay: %s\n", err);
         return;
     }
-    rest = next;
+    rest = next; /* the new file's other settings beside the reloadable ones in force */
     copy_reloadable(&rest, &r->set);
+    others = memcmp(&rest, &r->set, sizeof(rest)) != 0;
     copy_reloadable(&r->set, &next);
     sd_log_set_level(r->set.log_level);
     fprintf(stderr, "relay: SIGHUP: reloaded: allow %s, max_connections %u, "
             "max_connections_per_client %u, drain_time %u s (live connections untouched)\n",
             sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)), r->set.max_connections,
             r->set.max_connections_per_client, r->set.drain_time_s);
-    if (memcmp(&rest, &r->set, sizeof(rest)) != 0)
+    if (others)
         fprintf(stderr, "relay: SIGHUP: other settings changed too; they take effect when the "
                 "relay restarts\n");
 }

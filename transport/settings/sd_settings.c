@@ -164,6 +164,7 @@ int sd_settings_set(struct sd_settings *s, enum sd_program prog, enum sd_setting
     const struct sd_setting *row = &sd_settings_table[id];
     union sd_value v;
 
+    memset(&v, 0, sizeof(v)); /* unused bytes too: settings compare with memcmp (SIGHUP) */
     if (!*text)
         text = row->def[prog];
     if (parse(row, text, &v, why, whylen) < 0)
