@@ -113,7 +113,8 @@ fault_relay_suite_start() {
         senv_random_file "$SENV_SHARE/$FAULT_FILE" $((64 * 1024 * 1024)) &&
         senv_random_file "$SENV_SHARE/get-1m.bin" $((1024 * 1024)) || return 1
     SMBDIRECT_LOG=info vm_detached "$VM_BUILD/smbdirect-relay" --transport rdma \
-        --listen 0.0.0.0:5445 --backend "127.0.0.1:$SENV_SMB_PORT" </dev/null >>"$SENV_RELAY_LOG" 2>&1 &
+        --listen 0.0.0.0:5445 --backend "127.0.0.1:$SENV_SMB_PORT" --drain-time 0 \
+        --status-socket none </dev/null >>"$SENV_RELAY_LOG" 2>&1 &
     echo $! >"$SENV_DIR/relay.pid"
     vm_wait_rdma_listen 5445 || { cat "$SENV_RELAY_LOG" >&2; return 1; }
 }

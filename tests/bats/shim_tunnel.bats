@@ -101,8 +101,9 @@ setup() {
     RELAY_PORT=$(free_port)
     python3 -c "$ECHO_SERVER" "$ECHO_PORT" >"$WORK/echo.log" 2>&1 &
     ECHO_PID=$!
+    # SIGTERM ends it at once (the relay-dies case), no status socket
     "$RELAY" --listen "127.0.0.1:$RELAY_PORT" --backend "127.0.0.1:$ECHO_PORT" \
-        >"$WORK/relay.log" 2>&1 &
+        --drain-time 0 --status-socket none >"$WORK/relay.log" 2>&1 &
     RELAY_PID=$!
     wait_listening "$ECHO_PORT"
     wait_listening "$RELAY_PORT"

@@ -119,8 +119,9 @@ start() {
             >"$WORK/pusher.log" 2>&1 &
     fi
     PUSH_PID=$!
-    "$RELAY" --listen "127.0.0.1:$RELAY_PORT" --backend "127.0.0.1:$PUSH_PORT" "$@" \
-        >"$WORK/relay.log" 2>&1 &
+    # SIGTERM ends it at once, no status socket; the caller's flags win
+    "$RELAY" --listen "127.0.0.1:$RELAY_PORT" --backend "127.0.0.1:$PUSH_PORT" \
+        --drain-time 0 --status-socket none "$@" >"$WORK/relay.log" 2>&1 &
     RELAY_PID=$!
     wait_listening "$PUSH_PORT"
     wait_listening "$RELAY_PORT"

@@ -93,3 +93,51 @@ get_put_via_relay() {
     vm_note "relay verbs/siw, RLIMIT_MEMLOCK 8 MiB: $(grep -m1 -o 'a connection registers.*per I/O in flight' "$SENV_RELAY_LOG")"
     rm -rf "$d"
 }
+
+@test "relay (verbs on siw) started as its systemd unit starts it: the unit's ExecStart and LimitMEMLOCK, an unprivileged user, listen and backend from the file; 3 clients at once keep sha256" {
+    local unit=$BATS_TEST_DIRNAME/../../debian/smbdirect-relay.service exec limit conf d i pid
+    local -a args pids
+    exec=$(sed -n 's/^ExecStart=//p' "$unit")
+    limit=$(sed -n 's/^LimitMEMLOCK=//p' "$unit")
+    [[ "$exec" == "/usr/sbin/smbdirect-relay "* ]]
+    [ "$limit" = infinity ]
+    read -ra args <<<"${exec#/usr/sbin/smbdirect-relay }"
+    d=$(vm_client_tmpdir)
+    conf=$d/smbdirect.conf
+    printf '[relay]\nlisten = %s:%s\nbackend = %s:%s\ntransport = rdma\n' \
+        "$SENV_ADDR" "$SENV_RELAY_PORT" "$SENV_ADDR" "$SENV_SMB_PORT" >"$conf"
+    chmod 644 "$conf"
+    # what RuntimeDirectory= makes for the unit's user (vm_as_client creates the user)
+    vm_as_client true && mkdir -p /run/smbdirect && chown "$VM_CLIENT_USER" /run/smbdirect
+    SMBDIRECT_CONFIG=$conf VM_CLIENT_MEMLOCK=unlimited \
+        vm_as_client "$VM_BUILD/smbdirect-relay" "${args[@]}" >>"$SENV_RELAY_LOG" 2>&1 3>&- &
+    vm_wait_rdma_listen "$SENV_RELAY_PORT"
+    pid=$(pgrep -n -x -f "$VM_BUILD/smbdirect-relay ${args[*]}")
+    echo "$pid" >"$SENV_DIR/relay.pid" # teardown's senv_relay_stop
+    [ "$(ps -o user= -p "$pid")" = "$VM_CLIENT_USER" ]
+    grep -q '^Max locked memory *unlimited *unlimited' "/proc/$pid/limits"
+    # no limit to report: the relay's own bounds decide
+    if grep -q 'RLIMIT_MEMLOCK' "$SENV_RELAY_LOG"; then cat "$SENV_RELAY_LOG"; return 1; fi
+    for i in 1 2 3; do
+        senv_random_file "$d/p$i.bin" $((16 * 1024 * 1024))
+        vm_smbclient_samba soft -c "put $d/p$i.bin unit-$i.bin; get unit-$i.bin $d/b$i.bin" \
+            >"$d/c$i.log" 2>&1 &
+        pids+=($!)
+    done
+    for i in 1 2 3; do
+        wait "${pids[$((i - 1))]}" || { cat "$d/c$i.log" "$SENV_RELAY_LOG"; return 1; }
+        vm_assert_same_file "$d/p$i.bin" "$SENV_SHARE/unit-$i.bin"
+        cmp "$d/p$i.bin" "$d/b$i.bin"
+    done
+    [ "$(grep -c 'relay: conn .* established' "$SENV_RELAY_LOG")" -eq 3 ]
+    run env SMBDIRECT_CONFIG="$conf" "$VM_BUILD/smbdirect-relay" --status --json
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["accepted"])' <<<"$output")" -eq 3 ]
+    kill -TERM "$pid"
+    for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then echo "the relay outlived SIGTERM" >&2; return 1; fi
+    [ ! -e /run/smbdirect/relay.sock ]
+    rmdir /run/smbdirect
+    rm -rf "$d"
+}

@@ -53,7 +53,7 @@ get_over() {
 @test "siw and rxe both up: the shim reaches the rxe address over rxe0 at the RoCE port 445" {
     local log=$SENV_DIR/relay-rxe445.log
     SMBDIRECT_LOG=info vm_detached "$VM_BUILD/smbdirect-relay" --transport rdma --listen "$VM_RXE_IP:445" \
-        --backend "127.0.0.1:$SENV_SMB_PORT" </dev/null >"$log" 2>&1 &
+        --backend "127.0.0.1:$SENV_SMB_PORT" --drain-time 0 --status-socket none </dev/null >"$log" 2>&1 &
     echo $! >"$SENV_DIR/relay-rxe445.pid"
     vm_wait_rdma_listen 445
     get_over rxe "$VM_RXE_IP" 445
