@@ -1,5 +1,5 @@
 # smbdirect-preload — build, test and install.
-# Sources are discovered per folder; each folder is one module (see README "Layout").
+# Sources are discovered per folder; each folder is one module (see docs/ARCHITECTURE.md "Layers").
 
 CC      ?= cc
 BUILD   ?= build

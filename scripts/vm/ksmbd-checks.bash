@@ -98,7 +98,7 @@ ksmbd_check_large_put_get() {
 # here wrote. The other cases are not run here: against Debian 6.1's ksmbd their quick
 # connection churn (refused negotiations, descriptor errors) has made ksmbd fail a cache name
 # ("kobject_add_internal failed ... -EEXIST", "Can't init RDMA pool: -12") and hang its worker
-# and the next RDMA connect in the kernel, taking the VM with it; README records what ksmbd
+# and the next RDMA connect in the kernel, taking the VM with it; docs/PEERS.md records what ksmbd
 # answered to them in a full run.
 ksmbd_check_conformance() {
     local addr=$1 transport=$2 label=$3 cases row
