@@ -95,7 +95,7 @@ get_put_via_relay() {
 }
 
 @test "relay (verbs on siw) started as its systemd unit starts it: the unit's ExecStart and LimitMEMLOCK, an unprivileged user, listen and backend from the file; 3 clients at once keep sha256" {
-    local unit=$BATS_TEST_DIRNAME/../../debian/smbdirect-relay.service exec limit conf d i pid
+    local unit=$BATS_TEST_DIRNAME/../../debian/smbdirect-relay.service exec limit conf d i pid log
     local -a args pids
     exec=$(sed -n 's/^ExecStart=//p' "$unit")
     limit=$(sed -n 's/^LimitMEMLOCK=//p' "$unit")
@@ -109,15 +109,16 @@ get_put_via_relay() {
     chmod 644 "$conf"
     # what RuntimeDirectory= makes for the unit's user (vm_as_client creates the user)
     vm_as_client true && mkdir -p /run/smbdirect && chown "$VM_CLIENT_USER" /run/smbdirect
+    log=$d/relay.log
     SMBDIRECT_CONFIG=$conf VM_CLIENT_MEMLOCK=unlimited \
-        vm_as_client "$VM_BUILD/smbdirect-relay" "${args[@]}" >>"$SENV_RELAY_LOG" 2>&1 3>&- &
+        vm_as_client "$VM_BUILD/smbdirect-relay" "${args[@]}" >"$log" 2>&1 3>&- &
     vm_wait_rdma_listen "$SENV_RELAY_PORT"
     pid=$(pgrep -n -x -f "$VM_BUILD/smbdirect-relay ${args[*]}")
     echo "$pid" >"$SENV_DIR/relay.pid" # teardown's senv_relay_stop
     [ "$(ps -o user= -p "$pid")" = "$VM_CLIENT_USER" ]
     grep -q '^Max locked memory *unlimited *unlimited' "/proc/$pid/limits"
     # no limit to report: the relay's own bounds decide
-    if grep -q 'RLIMIT_MEMLOCK' "$SENV_RELAY_LOG"; then cat "$SENV_RELAY_LOG"; return 1; fi
+    if grep -q 'RLIMIT_MEMLOCK' "$log"; then cat "$log"; return 1; fi
     for i in 1 2 3; do
         senv_random_file "$d/p$i.bin" $((16 * 1024 * 1024))
         vm_smbclient_samba soft -c "put $d/p$i.bin unit-$i.bin; get unit-$i.bin $d/b$i.bin" \
@@ -125,11 +126,11 @@ get_put_via_relay() {
         pids+=($!)
     done
     for i in 1 2 3; do
-        wait "${pids[$((i - 1))]}" || { cat "$d/c$i.log" "$SENV_RELAY_LOG"; return 1; }
+        wait "${pids[$((i - 1))]}" || { cat "$d/c$i.log" "$log"; return 1; }
         vm_assert_same_file "$d/p$i.bin" "$SENV_SHARE/unit-$i.bin"
         cmp "$d/p$i.bin" "$d/b$i.bin"
     done
-    [ "$(grep -c 'relay: conn .* established' "$SENV_RELAY_LOG")" -eq 3 ]
+    [ "$(grep -c 'relay: conn .* established' "$log")" -eq 3 ]
     run env SMBDIRECT_CONFIG="$conf" "$VM_BUILD/smbdirect-relay" --status --json
     echo "$output"
     [ "$status" -eq 0 ]
