@@ -25,7 +25,11 @@ void bridge_chan_free(struct bridge_chan *ch)
 int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                             uint64_t now_ms)
 {
-    return ch->ops->from_stream(ch, msg, len, now_ms);
+    int rc = ch->ops->from_stream(ch, msg, len, now_ms);
+
+    if (rc == BRIDGE_CHAN_WAIT)
+        ch->stats.mem_waits++;
+    return rc;
 }
 
 int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len,
