@@ -1,13 +1,14 @@
 /* tests/unit/test_bridge_chan.c — the bridge's READ/WRITE channel (transport/bridge/
- * bridge_chan.c), client role, over an engine on the fake provider with a recording
+ * bridge_chan_client.c), client role, over an engine on the fake provider with a recording
  * host: a large WRITE's data is registered in the stream buffer it arrived in (taken
  * over, not copied) and the request leaves rewritten; a small one is copied and its
  * buffer left to the stream; a refused registration (RLIMIT_MEMLOCK) leaves the WRITE in
  * the stream, untaken and unsent, to be offered again: it waits while earlier I/O holds
  * registered memory, and with nothing in flight the connection ends after a grace time,
- * never a message sent inline that the peer must reject. Server role (the relay): a
- * signed channel READ or WRITE ends the connection with the reason the relay logs, and
- * nothing reaches the backend; an encrypted one (TRANSFORM header) goes on unchanged. */
+ * never a message sent inline that the peer must reject. Server role (the relay; its
+ * data paths in test_bridge_chan_server.c): a signed channel READ or WRITE ends the
+ * connection with the reason the relay logs, and nothing reaches the backend; an
+ * encrypted one (TRANSFORM header) goes on unchanged. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -69,6 +69,8 @@ static void th_rdma_done(void *ctx, uint64_t cookie, int status)
     e->rdma_done_calls++;
     e->rdma_cookie = cookie;
     e->rdma_status = status;
+    if (e->on_rdma_done)
+        e->on_rdma_done(e, cookie, status);
 }
 
 static void th_terminated(void *ctx, int err, const char *reason)

@@ -25,8 +25,9 @@ struct th_end {
     int send_ready_calls;
     int rdma_done_calls, rdma_status;
     uint64_t rdma_cookie;
-    /* optional hook for every delivered message */
+    /* optional hooks for every delivered message and every RDMA completion */
     void (*on_deliver)(struct th_end *e, const uint8_t *data, size_t len);
+    void (*on_rdma_done)(struct th_end *e, uint64_t cookie, int status);
     void *user;
     /* streaming delivery (th_end_init_streaming): every fragment in arrival order; the
      * payloads concatenated in stream (messages count into delivered at their end) */

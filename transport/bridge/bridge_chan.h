@@ -108,6 +108,8 @@ struct bridge_chan_stats {
     uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
     uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
     uint64_t mem_peak;                      /* most buffer bytes held at once */
+    uint64_t mem_waits;                     /* BRIDGE_CHAN_WAIT answers: stream messages
+                                               left waiting for channel memory */
 };
 void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out);
 
