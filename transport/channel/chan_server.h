@@ -45,14 +45,16 @@ struct chan_server_plan {
  * for a valid channel request. Otherwise plan->why names the rule and the return is
  *  -ENOTSUP: valid, but the relay cannot forward it: signed (it cannot re-sign the
  *            rewrite) or in a compound chain (it cannot rewrite a member);
- *  -EINVAL:  invalid, to fail with STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.12,
- *            3.3.5.13): any channel before dialect 3.0 (RDMA_V1_INVALIDATE on 3.0 is served
+ *  -EINVAL:  invalid, what a server fails with STATUS_INVALID_PARAMETER (MS-SMB2
+ *            3.3.5.12, 3.3.5.13): any channel before dialect 3.0 (RDMA_V1_INVALIDATE on 3.0 is served
  *            without remote invalidation: plan->invalidate 0);
  *            ChannelInfoOffset inside the fixed part (< 64 + 48) or the list past the
  *            message; ChannelInfoLength 0 or not a multiple of 16 (so at most 4095
  *            descriptors); a zero-length descriptor; descriptor lengths summing to
  *            less than the I/O; an I/O larger than max_io; a WRITE with Length or
- *            DataOffset non-zero. */
+ *            DataOffset non-zero.
+ * The relay ends the connection on either, naming plan->why (bridge_chan_server.c): it
+ * cannot answer in the backend's name, and the backend never sees the request. */
 int chan_server_plan_request(const struct chan_server *cs, const uint8_t *msg, size_t len,
                              struct chan_server_plan *plan);
 
