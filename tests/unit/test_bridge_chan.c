@@ -70,9 +70,12 @@ struct rig {
     size_t len;
 };
 
-/* An established engine at 3.1.1 (MaxReadWriteSize 1 MiB) and a client channel. */
-static void rig_open(struct rig *r)
+/* An established engine at 3.1.1 (MaxReadWriteSize 1 MiB) and a channel of role: the
+ * client's (the shim's, threshold 4096) learns the dialect from the peer's NEGOTIATE
+ * response, the server's (the relay's) from the backend's. */
+static void rig_open_role(struct rig *r, enum bridge_chan_role role)
 {
+    int client = role == BRIDGE_CHAN_CLIENT;
     uint8_t m[160];
     size_t n;
 
@@ -81,14 +84,18 @@ static void rig_open(struct rig *r)
     th_end_init(&r->e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(7));
     th_active_establish(&r->e, m, th_negotiate_resp(m, 0x100, 10, 255, 0, MIB, 1364, 8192, MIB));
     const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
-                                           .remote_invalidation = 1, .to_stream = rec_to_stream,
-                                           .fail = rec_fail, .take_message = rec_take,
+                                           .remote_invalidation = client,
+                                           .to_stream = rec_to_stream, .fail = rec_fail,
+                                           .take_message = client ? rec_take : NULL,
                                            .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
-    r->ch = bridge_chan_new(BRIDGE_CHAN_CLIENT, 4096, &host);
+    r->ch = bridge_chan_new(role, client ? 4096 : 0, &host);
     assert_non_null(r->ch);
     n = th_smb2_negotiate_resp(m, 0x0311);
-    assert_int_equal(bridge_chan_from_peer(r->ch, m, n, 0), 0);
+    assert_int_equal(client ? bridge_chan_from_peer(r->ch, m, n, 0)
+                            : bridge_chan_from_stream(r->ch, m, n, 0), 0);
 }
+
+static void rig_open(struct rig *r) { rig_open_role(r, BRIDGE_CHAN_CLIENT); }
 
 /* A plain WRITE of len data bytes, in a pool buffer at OFF as a framer would hold it. */
 static void offer_write(struct rig *r, uint64_t id, uint32_t len)
@@ -191,25 +198,7 @@ static void test_refused_registration_waits_while_earlier_io_is_in_flight(void *
     rig_close(&r); /* both WRITEs' buffers are the channel's: freed here */
 }
 
-/* An established engine and a server channel (the relay's), at dialect 3.1.1 as the
- * backend's NEGOTIATE response says. */
-static void rig_open_server(struct rig *r)
-{
-    uint8_t m[160];
-    size_t n;
-
-    memset(r, 0, sizeof(*r));
-    buf_pool_ref();
-    th_end_init(&r->e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(7));
-    th_active_establish(&r->e, m, th_negotiate_resp(m, 0x100, 10, 255, 0, MIB, 1364, 8192, MIB));
-    const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
-                                           .to_stream = rec_to_stream, .fail = rec_fail,
-                                           .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
-    r->ch = bridge_chan_new(BRIDGE_CHAN_SERVER, 0, &host);
-    assert_non_null(r->ch);
-    n = th_smb2_negotiate_resp(m, 0x0311);
-    assert_int_equal(bridge_chan_from_stream(r->ch, m, n, 0), 0);
-}
+static void rig_open_server(struct rig *r) { rig_open_role(r, BRIDGE_CHAN_SERVER); }
 
 /* A READ of 64 KiB whose data the client asks to have RDMA-written to one buffer. */
 static size_t channel_read_req(uint8_t *b, uint32_t flags)
