@@ -95,8 +95,6 @@ void relay_admit_free(struct relay *r);
 struct relay_status *relay_status_start(struct relay *r, const char *path, char *why,
                                         size_t whylen);
 void relay_status_stop(struct relay_status *s);
-/* The status as text or JSON (the socket's answers; tests read them). */
-void relay_status_write(const struct relay *r, FILE *out, int json);
 /* smbdirect-relay --status: asks the relay at path and prints its answer. Exit status. */
 int relay_status_query(const char *path, int json);
 

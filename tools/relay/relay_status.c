@@ -83,7 +83,8 @@ static void conn_text(const struct relay_conn *c, const struct smbd_bridge_stats
     fputc('\n', out);
 }
 
-void relay_status_write(const struct relay *r, FILE *out, int json)
+/* The status as text or JSON: the socket's answer. */
+static void status_write(const struct relay *r, FILE *out, int json)
 {
     const struct sd_settings *s = &r->set;
     const struct relay_counts *n = &r->counts;
@@ -189,7 +190,7 @@ static void client_answer(struct status_client *sc)
         return;
     }
     if (json || strcmp(sc->req, "text") == 0)
-        relay_status_write(sc->s->r, f, json);
+        status_write(sc->s->r, f, json);
     else
         fprintf(f, "error: unknown request '%s': ask text or json\n", sc->req);
     fclose(f);
