@@ -11,7 +11,7 @@ static _Atomic uint64_t pinned_used;
 
 size_t sd_pinned_page(void)
 {
-    static size_t cached;
+    static _Atomic size_t cached; /* any thread may be first */
     long p;
 
     if (!cached) {

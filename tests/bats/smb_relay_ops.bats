@@ -3,8 +3,8 @@
 # on 127.0.0.31, smbdirect-relay on every address ([::]:5446, soft-iWARP) in front of it,
 # smbclient through the shim from two loopback client addresses: 127.0.0.1 (IPv4, which
 # the dual-stack relay sees as ::ffff:127.0.0.1) and ::1 (IPv6, smbclient -I ::1). The
-# access list, both connection limits, SIGTERM's drain, SIGHUP's reload and the live
-# status, each while a session moves data.
+# access list, both connection limits, SIGTERM's drain, SIGHUP's reload, the live
+# status and the event loops, each while sessions move data.
 
 load helpers
 
@@ -226,10 +226,32 @@ await_log() {
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/relay.sock"
     assert_success
     [[ "$output" == *"connections: 1 live (max 1024, 64 per client), 1 accepted"* ]]
-    [[ "$output" =~ conn\ 1\ from\ \[::1\]:[0-9]+\ bridged\ [0-9]+\ s:\ from\ client\ [0-9]+\ bytes,\ to\ client\ [0-9]+\ bytes,\ from\ backend\ $second\ bytes,\ to\ backend\ [0-9]+\ bytes,\ rdma_read\ 0\ bytes,\ rdma_write\ 134217728\ bytes,\ credits\ send\ [0-9]+/255\ receive\ [0-9]+/255 ]]
+    [[ "$output" =~ conn\ 1\ from\ \[::1\]:[0-9]+\ bridged\ on\ loop\ [0-9]+,\ [0-9]+\ s:\ from\ client\ [0-9]+\ bytes,\ to\ client\ [0-9]+\ bytes,\ from\ backend\ $second\ bytes,\ to\ backend\ [0-9]+\ bytes,\ rdma_read\ 0\ bytes,\ rdma_write\ 134217728\ bytes,\ credits\ send\ [0-9]+/255\ receive\ [0-9]+/255 ]]
     touch "$W/go2"
     session_end a
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/nothing.sock"
     [ "$status" -eq 1 ]
     [[ "$output" == *"no relay answers at $SENV_DIR/nothing.sock"* ]]
+}
+
+@test "relay ops: --loops 3 spreads six live sessions two to a loop; each moves its data, the drain waits for all" {
+    start --loops 3 --drain-time 20
+    local i pid
+    for i in 1 2 3 4 5 6; do session "s$i" $((i % 2 ? 4 : 6)) "get big $W/a$i" @go "get big $W/b$i"; done
+    for i in 1 2 3 4 5 6; do got "a$i"; done
+    grep -q "^relay: listening on .*, 3 event loops$" "$SENV_RELAY_LOG"
+    [ "$(status loops)" -eq 3 ]
+    await_status 'len(connections)' 6
+    # each new connection goes to the loop with the fewest
+    [ "$(status 'sorted(c["loop"] for c in connections)')" = "[0, 0, 1, 1, 2, 2]" ]
+    [ "$(status 'all(c["state"] == "bridged" and c["rdma_write_bytes"] == 67108864 for c in connections)')" = True ]
+    pid=$(cat "$SENV_DIR/relay.pid")
+    kill -TERM "$pid"
+    await_log "relay: Terminated, not accepting; waiting up to 20 s for 6 connections to end"
+    touch "$W/go"
+    for i in 1 2 3 4 5 6; do session_end "s$i"; got "b$i"; done
+    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    refute kill -0 "$pid" 2>/dev/null
+    [ "$(grep -c "^relay: conn [0-9]* closed: " "$SENV_RELAY_LOG")" -eq 6 ]
+    refute grep -q "relay shutting down\|drain time over" "$SENV_RELAY_LOG"
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # tests/bats/smb_soak.bats — the short soak: scripts/soak for 60 s with 8 concurrent
-# smbclient clients through one relay (soft-iWARP) in front of one smbd on 127.0.0.18,
+# smbclient clients through one relay (soft-iWARP, 4 event loops, every one of them
+# holding connections) in front of one smbd on 127.0.0.18,
 # sizes 0 B - 64 MiB interleaved, every transfer sha256-checked. Asserts its summary: no
 # failed transfer, small and large transfers both done, once the clients have gone the
 # relay's fds back to the idle count and the RSS it keeps at most 10 % of its peak above
@@ -33,6 +34,7 @@ summary_field() {
     idle_fds=$(summary_field '^soak: relay fds .*\(idle ([0-9]+),.*')
     drained_fds=$(summary_field '^soak: relay fds .*after the clients ([0-9]+)\)$')
     [ "$fails" -eq 0 ]
+    [[ "$output" == *"soak: event loops holding live connections: 0 1 2 3 (of 4)"* ]]
     [ "$done_n" -gt 0 ] && [ "$small" -gt 0 ] && [ "$large" -gt 0 ]
     # every session went over SMB Direct (SMBDIRECT_FALLBACK=none) and moved SOAK_BATCH files
     [ "$done_n" -eq $((sessions * 4)) ]

@@ -1,11 +1,20 @@
-/* tools/relay/relay.h — smbdirect-relay's parts around one event loop: the
- * connections (relay_conn.c: accept, negotiate, backend connect, bridge, end), who may
- * connect (relay_admit.c: the access list and the connection limits), the live status
+/* tools/relay/relay.h — smbdirect-relay's parts: its event loops (relay_loops.c: one
+ * per thread, each owning the connections it was given), the connections
+ * (relay_conn.c: accept, negotiate, backend connect, bridge, end), who may connect
+ * (relay_admit.c: the access list and the connection limits), the live status
  * (relay_status.c: the UNIX socket and --status) and the program (relay_main.c:
- * settings, signals, drain and reload). */
+ * settings, signals, drain and reload).
+ *
+ * Threads: loop 0 is the main thread's; it alone runs the listener, the signals, the
+ * status socket and the drain. Every connection lives on one loop, which alone touches
+ * it (the status asks each loop for a snapshot). Shared between threads: the admission
+ * state (relay_admit.c, under admit_lock), the atomic counters below, and, on the data
+ * path, only the process-wide buffer pool and memory accounts of transport/. */
 #ifndef SMBDIRECT_RELAY_H
 #define SMBDIRECT_RELAY_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -26,6 +35,7 @@ enum relay_conn_state {
 
 struct relay_conn {
     struct relay *r;
+    struct relay_loop *l;         /* the loop it lives on */
     unsigned id;
     enum relay_conn_state state;
     char peer[SD_ADDR_STRLEN];    /* the client's address and port */
@@ -35,7 +45,20 @@ struct relay_conn {
     int backend_fd;
     int64_t connect_timer;
     struct smbd_bridge *bridge;   /* BRIDGED */
-    struct relay_conn *prev, *next;
+    struct relay_conn *prev, *next; /* its loop's list (utlist DL) */
+};
+
+/* One event loop and the connections it owns. */
+struct relay_loop {
+    struct relay *r;
+    unsigned index;
+    struct sd_loop *loop;         /* loop 0: the relay's main loop */
+    pthread_t thread;             /* loops 1..: the thread running it */
+    int has_thread;
+    struct relay_conn *conns;     /* its connections, oldest first; its thread only */
+    atomic_uint count;            /* ... how many (the accept reads it from loop 0) */
+    int stopped;                  /* relay_conn_stop_all reached it: what still
+                                     negotiates ends */
 };
 
 /* Counters of the admission checks (the status shows them). */
@@ -46,35 +69,56 @@ struct relay_counts {
 };
 
 struct relay {
-    struct sd_loop *loop;
-    struct sd_settings set;     /* in force (SIGHUP replaces the reloadable part) */
+    struct sd_loop *loop;       /* the main thread's (loops[0].loop) */
+    struct relay_loop *loops;
+    unsigned nloops;
+    struct sd_settings set;     /* in force (SIGHUP replaces the reloadable part, under
+                                   admit_lock: relay_admit reads it on every loop) */
     struct sd_listener *listener; /* NULL once draining */
     int listener_fd;
+    struct relay_loop *listener_lent; /* the loop accepting on the listener now: the
+                                         main loop does not watch it meanwhile */
     struct smbd_link_opts opts;
     struct smbd_bridge_opts bridge_opts;
     char listen_str[SD_ADDR_STRLEN], backend_str[SD_ADDR_STRLEN];
     int log_stats;
     uint64_t start_ms;
-    unsigned next_id;
-    struct relay_conn *conns;   /* every admitted connection, newest first */
-    unsigned live;              /* ... how many */
+    atomic_uint next_id;
+    atomic_uint conns;          /* connections on every loop */
+    pthread_mutex_t admit_lock; /* live, clients, counts and set's reloadable part */
+    unsigned live;              /* admitted connections */
     struct relay_client *clients;
     struct relay_counts counts;
-    int draining;               /* SIGTERM: no new connections, live ones may finish */
+    atomic_int draining;        /* SIGTERM: no new connections, live ones may finish */
     int64_t drain_timer;
-    int stopped;                /* relay_conn_stop_all ran: what still negotiates ends */
+    const char *stop_reason;    /* relay_conn_stop_all's, for the loops it posts to */
     int sigfd;
     struct relay_status *status;
     int argc;                   /* the command line, for SIGHUP's reload */
     char **argv;
 };
 
+/* ---- relay_loops.c ---- */
+
+/* Sets up r->loops: loop 0 on r->loop, and n - 1 more, each on a thread of its own
+ * (signals stay blocked there: the main thread takes them). -1 with a message on
+ * stderr. */
+int relay_loops_start(struct relay *r, unsigned n);
+/* Stops the threads' loops and waits for them; connections still live are left. */
+void relay_loops_stop(struct relay *r);
+/* Runs cb(ctx) on l's thread: at once for loop 0 (the caller is the main thread),
+ * queued for the others. 0, or -errno when it could not be queued (cb never runs). */
+int relay_loop_run_on(struct relay_loop *l, sd_task_cb cb, void *ctx);
+/* The loop count a 0 setting means: the CPUs this process may run on. */
+unsigned relay_loops_auto(void);
+
 /* ---- relay_conn.c ---- */
 
 /* The listener's readiness callback: accepts one connection (admission through
  * relay_admit, then the negotiation, the backend connect and the bridge). */
 void relay_conn_accept(void *ctx, int revents);
-/* Ends every connection now (negotiating ones end as their negotiation does). */
+/* Ends every connection now, on every loop (negotiating ones end as their negotiation
+ * does). reason must stay valid: a static string. */
 void relay_conn_stop_all(struct relay *r, const char *reason);
 
 /* ---- relay_admit.c ---- */
@@ -83,10 +127,25 @@ void relay_conn_stop_all(struct relay *r, const char *reason);
  * total and the per-client limit. 0 (the connection now counts) or -EACCES, with a
  * refusal line logged at most once a minute per client address. */
 int relay_admit(void *ctx, const struct sockaddr *peer);
-/* The connection no longer counts (it ended, or never got past its accept). */
+/* The connection no longer counts (it ended, or never got past its accept). Any
+ * loop's thread. */
 void relay_release(struct relay_conn *c);
 /* Frees the admission entries. */
 void relay_admit_free(struct relay *r);
+
+/* ---- relay_snapshot.c ---- */
+
+/* The status as text or JSON, malloc'd, for the callee to free; NULL: out of memory. */
+typedef void (*relay_snapshot_done_fn)(void *ctx, char *text, size_t len);
+struct relay_snapshot;
+/* Main thread: asks every loop for its connections' figures and calls done once with
+ * the status, from the main loop (never inside this call), once every loop has
+ * answered. Returns the snapshot, for relay_snapshot_forget; NULL when out of memory
+ * (done never runs). */
+struct relay_snapshot *relay_snapshot_start(struct relay *r, int json,
+                                            relay_snapshot_done_fn done, void *ctx);
+/* Whoever asked is gone: done is not called. */
+void relay_snapshot_forget(struct relay_snapshot *snap);
 
 /* ---- relay_status.c ---- */
 

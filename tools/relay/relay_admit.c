@@ -99,9 +99,9 @@ static int refuse(struct relay_client *e, uint64_t *counter, const char *why)
     return -EACCES;
 }
 
-int relay_admit(void *ctx, const struct sockaddr *peer)
+/* relay_admit's decision, under admit_lock. */
+static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
 {
-    struct relay_conn *c = ctx;
     struct relay *r = c->r;
     const struct sd_settings *s = &r->set;
     char key[INET6_ADDRSTRLEN], why[160];
@@ -133,12 +133,25 @@ int relay_admit(void *ctx, const struct sockaddr *peer)
     return 0;
 }
 
+int relay_admit(void *ctx, const struct sockaddr *peer)
+{
+    struct relay_conn *c = ctx;
+    int rc;
+
+    pthread_mutex_lock(&c->r->admit_lock);
+    rc = admit_locked(c, peer);
+    pthread_mutex_unlock(&c->r->admit_lock);
+    return rc;
+}
+
 void relay_release(struct relay_conn *c)
 {
     if (!c->client)
         return;
+    pthread_mutex_lock(&c->r->admit_lock);
     c->client->live--;
     c->r->live--;
+    pthread_mutex_unlock(&c->r->admit_lock);
     c->client = NULL;
 }
 

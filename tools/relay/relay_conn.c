@@ -1,7 +1,8 @@
-/* tools/relay/relay_conn.c — one relayed connection's life on the relay's loop: the
- * accept (admitted by relay_admit before anything is set up), the passive SMB Direct
- * negotiation, the non-blocking backend connect, the bridge, and its end with the
- * log lines --help documents. No step blocks the other connections. */
+/* tools/relay/relay_conn.c — one relayed connection's life on its loop: the accept
+ * (onto the loop with the fewest connections, admitted by relay_admit before anything
+ * is set up), the passive SMB Direct negotiation, the non-blocking backend connect, the
+ * bridge, and its end with the log lines --help documents. No step blocks the other
+ * connections. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -10,32 +11,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <utlist.h>
+
 #include "log.h"
 #include "relay.h"
 
-static void conn_link(struct relay *r, struct relay_conn *c)
-{
-    c->next = r->conns;
-    if (r->conns)
-        r->conns->prev = c;
-    r->conns = c;
-}
-
 /* Unlinks and frees c, which stops counting against the limits. While draining, the
- * last one to go ends the relay. */
+ * last one to go on any loop ends the relay's main loop. */
 static void conn_free(struct relay_conn *c)
 {
     struct relay *r = c->r;
+    struct relay_loop *l = c->l;
 
-    if (c->prev)
-        c->prev->next = c->next;
-    else if (r->conns == c)
-        r->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    DL_DELETE(l->conns, c);
+    atomic_fetch_sub(&l->count, 1);
     relay_release(c);
     free(c);
-    if (r->draining && !r->conns)
+    if (atomic_fetch_sub(&r->conns, 1) == 1 && atomic_load(&r->draining))
         sd_loop_stop(r->loop);
 }
 
@@ -98,14 +90,15 @@ static void conn_print_established(const struct relay_conn *c, const struct smbd
 static void backend_connect_done(struct relay_conn *c, int err)
 {
     struct relay *r = c->r;
+    struct sd_loop *loop = c->l->loop;
     struct smbd_link *k = c->link;
     int fd = c->backend_fd, one = 1;
     char why[256];
 
     if (fd >= 0)
-        sd_loop_del_fd(r->loop, fd);
+        sd_loop_del_fd(loop, fd);
     if (c->connect_timer > 0)
-        sd_loop_cancel_timer(r->loop, c->connect_timer);
+        sd_loop_cancel_timer(loop, c->connect_timer);
     c->connect_timer = 0;
     c->link = NULL;
     c->backend_fd = -1;
@@ -121,7 +114,7 @@ static void backend_connect_done(struct relay_conn *c, int err)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     conn_print_established(c, k);
     c->state = RELAY_CONN_BRIDGED;
-    c->bridge = smbd_bridge_start(r->loop, k, fd, &r->bridge_opts, conn_bridge_ended, c);
+    c->bridge = smbd_bridge_start(loop, k, fd, &r->bridge_opts, conn_bridge_ended, c);
     if (!c->bridge) {
         conn_failed(c, "cannot start the bridge");
         conn_free(c);
@@ -166,11 +159,12 @@ static void backend_connect_start(struct relay_conn *c)
         return;
     }
     if (errno != EINPROGRESS ||
-        (rc = sd_loop_add_fd(r->loop, fd, SD_EV_OUT, backend_writable_cb, c)) < 0) {
+        (rc = sd_loop_add_fd(c->l->loop, fd, SD_EV_OUT, backend_writable_cb, c)) < 0) {
         backend_connect_done(c, errno != EINPROGRESS ? errno : -rc);
         return;
     }
-    c->connect_timer = sd_loop_add_timer(r->loop, sd_now_ms() + (uint64_t)r->opts.timeout_ms,
+    c->connect_timer = sd_loop_add_timer(c->l->loop,
+                                         sd_now_ms() + (uint64_t)r->opts.timeout_ms,
                                          backend_timeout_cb, c);
 }
 
@@ -185,7 +179,7 @@ static void conn_negotiated(void *ctx, struct smbd_link *k, int err, const char 
         conn_free(c);
         return;
     }
-    if (c->r->stopped) { /* relay_conn_stop_all ran while this one negotiated */
+    if (c->l->stopped) { /* relay_conn_stop_all ran while this one negotiated */
         smbd_link_free(k);
         conn_free(c);
         return;
@@ -194,24 +188,25 @@ static void conn_negotiated(void *ctx, struct smbd_link *k, int err, const char 
     backend_connect_start(c);
 }
 
-void relay_conn_accept(void *ctx, int revents)
+/* Accepts one connection onto l (on l's thread); the caller holds the listener. */
+static void accept_on(struct relay_loop *l)
 {
-    struct relay *r = ctx;
+    struct relay *r = l->r;
     struct relay_conn *c = calloc(1, sizeof(*c));
     char why[256];
     int rc;
 
-    (void)revents;
     if (!c) {
         sd_error("relay: out of memory accepting a connection");
         return;
     }
     c->r = r;
-    c->id = r->next_id + 1;
+    c->l = l;
+    c->id = atomic_load(&r->next_id) + 1;
     c->backend_fd = -1;
     c->start_ms = sd_now_ms();
     c->state = RELAY_CONN_NEGOTIATING;
-    rc = smbd_link_accept_start(r->loop, r->listener, &r->opts, conn_negotiated, c, why,
+    rc = smbd_link_accept_start(l->loop, r->listener, &r->opts, conn_negotiated, c, why,
                                 sizeof(why));
     if (rc < 0) {
         /* EAGAIN: the pending connection was gone already; EACCES: relay_admit refused
@@ -222,18 +217,99 @@ void relay_conn_accept(void *ctx, int revents)
         free(c);
         return;
     }
-    r->next_id = c->id;
-    conn_link(r, c);
+    atomic_store(&r->next_id, c->id); /* only the listener's holder numbers connections */
+    atomic_fetch_add(&r->conns, 1);
+    atomic_fetch_add(&l->count, 1);
+    DL_APPEND(l->conns, c);
 }
 
-void relay_conn_stop_all(struct relay *r, const char *reason)
+static void listener_watch(struct relay *r)
 {
-    r->stopped = 1;
-    for (struct relay_conn *c = r->conns, *next; c; c = next) {
+    if (r->listener && sd_loop_add_fd(r->loop, r->listener_fd, SD_EV_IN, relay_conn_accept, r) < 0)
+        sd_error("relay: cannot watch the listener again: not accepting");
+}
+
+/* Main thread: the lending loop has accepted; the listener is the main loop's again
+ * (closed now if the drain began meanwhile). */
+static void listener_returned(void *ctx)
+{
+    struct relay *r = ctx;
+
+    r->listener_lent = NULL;
+    if (atomic_load(&r->draining)) {
+        r->opts.provider->listener_close(r->listener);
+        r->listener = NULL;
+        return;
+    }
+    listener_watch(r);
+}
+
+/* On a lent loop's thread: accepts, then gives the listener back. */
+static void accept_lent(void *ctx)
+{
+    struct relay_loop *l = ctx;
+
+    accept_on(l);
+    if (sd_loop_post(l->r->loop, listener_returned, l->r) < 0)
+        sd_error("relay: cannot give the listener back to the main loop: not accepting");
+}
+
+/* The loop a new connection goes to: the one with the fewest, the lowest index on a tie. */
+static struct relay_loop *pick_loop(struct relay *r)
+{
+    struct relay_loop *best = &r->loops[0];
+    unsigned least = atomic_load(&best->count);
+
+    for (unsigned i = 1; i < r->nloops && least; i++) {
+        unsigned n = atomic_load(&r->loops[i].count);
+
+        if (n < least) {
+            least = n;
+            best = &r->loops[i];
+        }
+    }
+    return best;
+}
+
+void relay_conn_accept(void *ctx, int revents)
+{
+    struct relay *r = ctx;
+    struct relay_loop *l = pick_loop(r);
+
+    (void)revents;
+    if (l->index == 0) {
+        accept_on(l);
+        return;
+    }
+    /* Lend the listener to l: its accept, and the qp's setup, run on l's thread. */
+    sd_loop_del_fd(r->loop, r->listener_fd);
+    r->listener_lent = l;
+    if (sd_loop_post(l->loop, accept_lent, l) < 0) {
+        r->listener_lent = NULL;
+        accept_on(&r->loops[0]);
+        listener_watch(r);
+    }
+}
+
+static void stop_on_loop(void *ctx)
+{
+    struct relay_loop *l = ctx;
+    const char *reason = l->r->stop_reason;
+
+    l->stopped = 1;
+    for (struct relay_conn *c = l->conns, *next; c; c = next) {
         next = c->next;
         if (c->state == RELAY_CONN_BRIDGED)
             smbd_bridge_stop(c->bridge, reason);
         else if (c->state == RELAY_CONN_CONNECTING)
             backend_connect_done(c, ECANCELED);
     }
+}
+
+void relay_conn_stop_all(struct relay *r, const char *reason)
+{
+    r->stop_reason = reason;
+    for (unsigned i = 0; i < r->nloops; i++)
+        if (relay_loop_run_on(&r->loops[i], stop_on_loop, &r->loops[i]) < 0)
+            sd_error("relay: cannot reach event loop %u to end its connections", i);
 }

@@ -1,7 +1,7 @@
 /* tools/relay/relay_main.c — smbdirect-relay, an SMB Direct front door for a TCP-only
  * SMB server: accepts SMB Direct connections (soft-iWARP or RDMA) and bridges each to
- * its own TCP connection to the backend (e.g. Samba smbd), on one event loop. This
- * file is the program: its settings, its signals (SIGTERM drains, SIGHUP reloads the
+ * its own TCP connection to the backend (e.g. Samba smbd), on one event loop per CPU
+ * (relay_loops.c). This file is the program: its settings, its signals (SIGTERM drains, SIGHUP reloads the
  * access list and the limits) and --status; relay.h lists the other parts. */
 #include <errno.h>
 #include <getopt.h>
@@ -47,7 +47,7 @@ static const char usage_head[] =
 static const char usage_tail[] =
     "\n"
     "Output (stderr, one line each, stable for scripts):\n"
-    "  relay: listening on ADDR (TRANSPORT), backend ADDR\n"
+    "  relay: listening on ADDR (TRANSPORT), backend ADDR, N event loops\n"
     "  relay: conn N from ADDR established: version 0xVVVV credits T/M send S recv R\n"
     "         frag F peer_frag P rw W ird I ord O\n"
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
@@ -88,14 +88,15 @@ static void drain_timeout_cb(void *ctx, uint64_t now)
 
     (void)now;
     r->drain_timer = 0;
-    fprintf(stderr, "relay: drain time over, ending %u connections\n", r->live);
+    fprintf(stderr, "relay: drain time over, ending %u connections\n", atomic_load(&r->conns));
     sd_loop_stop(r->loop);
 }
 
-/* Stops accepting: the listener closes (new connects are refused by the system). */
+/* Stops accepting: the listener closes (new connects are refused by the system); one
+ * lent to a loop closes when it comes back (relay_conn.c). */
 static void stop_listening(struct relay *r)
 {
-    if (!r->listener)
+    if (!r->listener || r->listener_lent)
         return;
     sd_loop_del_fd(r->loop, r->listener_fd);
     r->opts.provider->listener_close(r->listener);
@@ -104,15 +105,18 @@ static void stop_listening(struct relay *r)
 
 static void drain_start(struct relay *r, const char *signame)
 {
-    r->draining = 1;
+    unsigned live;
+
+    atomic_store(&r->draining, 1);
     stop_listening(r);
-    if (!r->conns || r->set.drain_time_s == 0) {
-        fprintf(stderr, "relay: %s, closing %s connections\n", signame, r->conns ? "all" : "no");
+    live = atomic_load(&r->conns);
+    if (!live || r->set.drain_time_s == 0) {
+        fprintf(stderr, "relay: %s, closing %s connections\n", signame, live ? "all" : "no");
         sd_loop_stop(r->loop);
         return;
     }
     fprintf(stderr, "relay: %s, not accepting; waiting up to %u s for %u connections to end\n",
-            signame, r->set.drain_time_s, r->live);
+            signame, r->set.drain_time_s, live);
     r->drain_timer = sd_loop_add_timer(r->loop, sd_now_ms() + r->set.drain_time_s * 1000ull,
                                        drain_timeout_cb, r);
 }
@@ -149,7 +153,9 @@ static void reload(struct relay *r)
     rest = next; /* the new file's other settings beside the reloadable ones in force */
     copy_reloadable(&rest, &r->set);
     others = memcmp(&rest, &r->set, sizeof(rest)) != 0;
+    pthread_mutex_lock(&r->admit_lock); /* the loops' relay_admit reads them */
     copy_reloadable(&r->set, &next);
+    pthread_mutex_unlock(&r->admit_lock);
     sd_log_set_level(r->set.log_level);
     fprintf(stderr, "relay: SIGHUP: reloaded: allow %s, max_connections %u, "
             "max_connections_per_client %u, drain_time %u s (live connections untouched)\n",
@@ -172,26 +178,30 @@ static void signal_cb(void *ctx, int revents)
     name = strsignal((int)si.ssi_signo);
     if (si.ssi_signo == SIGHUP) {
         reload(r);
-    } else if (!r->draining) {
+    } else if (!atomic_load(&r->draining)) {
         drain_start(r, name);
     } else {
-        fprintf(stderr, "relay: %s again, ending %u connections now\n", name, r->live);
+        fprintf(stderr, "relay: %s again, ending %u connections now\n", name,
+                atomic_load(&r->conns));
         sd_loop_stop(r->loop);
     }
 }
 
-/* Ends every connection and lets the loop run their ends, bounded in time. */
+/* Ends every connection and lets the loops run their ends, bounded in time (a listener
+ * lent to a loop comes back meanwhile and closes); then stops the loops' threads. */
 static void relay_shutdown(struct relay *r)
 {
     uint64_t end = sd_now_ms() + RELAY_SHUTDOWN_MS;
 
+    atomic_store(&r->draining, 1);
     stop_listening(r);
     if (r->drain_timer > 0)
         sd_loop_cancel_timer(r->loop, r->drain_timer);
     relay_conn_stop_all(r, "relay shutting down");
-    while (r->conns && sd_now_ms() < end)
+    while ((atomic_load(&r->conns) || r->listener_lent) && sd_now_ms() < end)
         if (sd_loop_run_once(r->loop, 100) < 0)
             break;
+    relay_loops_stop(r);
 }
 
 /* ---- arguments ---- */
@@ -336,7 +346,7 @@ static int relay_signals(struct relay *r)
 
 int main(int argc, char **argv)
 {
-    struct relay r = { .listener_fd = -1, .sigfd = -1 };
+    struct relay r = { .listener_fd = -1, .sigfd = -1, .admit_lock = PTHREAD_MUTEX_INITIALIZER };
     struct relay_args a = { .r = &r };
     struct sd_listen_params lp;
     int rc, err = 0;
@@ -379,10 +389,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
         return 1;
     }
-    if (relay_status_open(&r) < 0)
+    if (relay_loops_start(&r, r.set.loops ? r.set.loops : relay_loops_auto()) < 0 ||
+        relay_status_open(&r) < 0) {
+        relay_loops_stop(&r);
         return 1;
-    fprintf(stderr, "relay: listening on %s (%s), backend %s\n", r.listen_str,
-            r.opts.provider->name, r.backend_str);
+    }
+    fprintf(stderr, "relay: listening on %s (%s), backend %s, %u event loops\n", r.listen_str,
+            r.opts.provider->name, r.backend_str, r.nloops);
     report_memlock(&r.opts);
     rc = sd_loop_run(r.loop);
     if (rc < 0)
@@ -391,9 +404,12 @@ int main(int argc, char **argv)
     relay_status_stop(r.status);
     sd_loop_del_fd(r.loop, r.sigfd);
     close(r.sigfd);
-    if (!r.conns) {
+    if (!atomic_load(&r.conns)) {
         relay_admit_free(&r);
-        sd_loop_free(r.loop); /* else connections still reference it: exit leaves them */
+        for (unsigned i = 1; i < r.nloops; i++)
+            sd_loop_free(r.loops[i].loop);
+        sd_loop_free(r.loop); /* else connections still reference them: exit leaves them */
+        free(r.loops);
     }
     return rc < 0 ? 1 : 0;
 }

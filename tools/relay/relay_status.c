@@ -1,8 +1,9 @@
 /* tools/relay/relay_status.c — the relay's live status: a UNIX socket (mode 0600: it
  * names every client) where a request line "text" or "json" is answered with one
- * snapshot (each connection's client, state, age, bytes each way, RDMA channel bytes
- * and credits, then the totals) before the relay closes it; and the other end,
- * smbdirect-relay --status. Served on the relay's loop without blocking it. */
+ * snapshot (relay_snapshot.c: the totals, then each connection's client, state, loop,
+ * age, bytes each way, RDMA channel bytes and credits) before the relay closes it; and
+ * the other end, smbdirect-relay --status. Served on the relay's main loop without
+ * blocking it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <utlist.h>
 
 #include "log.h"
 #include "relay.h"
@@ -23,10 +25,11 @@ struct status_client {
     int fd;
     char req[16];
     size_t have;
-    char *out;             /* the answer, once asked */
+    struct relay_snapshot *snap; /* the answer being gathered */
+    char *out;             /* the answer, once gathered */
     size_t out_len, out_off;
     int64_t timer;
-    struct status_client *prev, *next;
+    struct status_client *prev, *next; /* utlist DL */
 };
 
 struct relay_status {
@@ -35,103 +38,6 @@ struct relay_status {
     char path[SD_PATH_MAX];
     struct status_client *clients;
 };
-
-static const char *const state_names[] = {
-    [RELAY_CONN_NEGOTIATING] = "negotiating",
-    [RELAY_CONN_CONNECTING] = "connecting",
-    [RELAY_CONN_BRIDGED] = "bridged",
-};
-
-/* ---- the snapshot ---- */
-
-static void conn_json(const struct relay_conn *c, const struct smbd_bridge_stats *st,
-                      uint64_t now, FILE *out)
-{
-    fprintf(out,
-            "{\"id\":%u,\"client\":\"%s\",\"state\":\"%s\",\"age_s\":%llu,"
-            "\"bytes_from_client\":%llu,\"bytes_to_client\":%llu,"
-            "\"bytes_to_backend\":%llu,\"bytes_from_backend\":%llu,"
-            "\"rdma_read_bytes\":%llu,\"rdma_write_bytes\":%llu,"
-            "\"send_credits\":%u,\"send_credit_target\":%u,"
-            "\"receive_credits\":%u,\"receive_credit_max\":%u}",
-            c->id, c->peer, state_names[c->state], (unsigned long long)((now - c->start_ms) / 1000),
-            (unsigned long long)st->smbd.bytes_delivered, (unsigned long long)st->smbd.bytes_sent,
-            (unsigned long long)st->stream_bytes_out, (unsigned long long)st->stream_bytes_in,
-            (unsigned long long)st->chan.rdma_read_bytes,
-            (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
-            st->params.neg.send_credit_target, st->params.receive_credits,
-            st->params.neg.receive_credit_max);
-}
-
-static void conn_text(const struct relay_conn *c, const struct smbd_bridge_stats *st,
-                      uint64_t now, FILE *out)
-{
-    fprintf(out, "conn %u from %s %s %llu s", c->id, c->peer, state_names[c->state],
-            (unsigned long long)((now - c->start_ms) / 1000));
-    if (c->state == RELAY_CONN_BRIDGED)
-        fprintf(out,
-                ": from client %llu bytes, to client %llu bytes, from backend %llu bytes, "
-                "to backend %llu bytes, rdma_read %llu bytes, rdma_write %llu bytes, credits "
-                "send %u/%u receive %u/%u",
-                (unsigned long long)st->smbd.bytes_delivered,
-                (unsigned long long)st->smbd.bytes_sent,
-                (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_out,
-                (unsigned long long)st->chan.rdma_read_bytes,
-                (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
-                st->params.neg.send_credit_target, st->params.receive_credits,
-                st->params.neg.receive_credit_max);
-    fputc('\n', out);
-}
-
-/* The status as text or JSON: the socket's answer. */
-static void status_write(const struct relay *r, FILE *out, int json)
-{
-    const struct sd_settings *s = &r->set;
-    const struct relay_counts *n = &r->counts;
-    const struct relay_conn *c = r->conns;
-    uint64_t now = sd_now_ms();
-    const char *state = r->draining ? "draining" : "accepting";
-    int first = 1;
-
-    if (json)
-        fprintf(out,
-                "{\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\",\"state\":\"%s\","
-                "\"uptime_s\":%llu,\"live\":%u,\"max_connections\":%u,"
-                "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
-                "\"refused_limit\":%llu,\"connections\":[",
-                r->listen_str, r->backend_str, r->opts.provider->name, state,
-                (unsigned long long)((now - r->start_ms) / 1000), r->live, s->max_connections,
-                s->max_connections_per_client, (unsigned long long)n->accepted,
-                (unsigned long long)n->refused_access, (unsigned long long)n->refused_limit);
-    else
-        fprintf(out,
-                "relay on %s (%s), backend %s: %s, up %llu s\n"
-                "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
-                "the access list, %llu by the limits\n",
-                r->listen_str, r->opts.provider->name, r->backend_str, state,
-                (unsigned long long)((now - r->start_ms) / 1000), r->live, s->max_connections,
-                s->max_connections_per_client, (unsigned long long)n->accepted,
-                (unsigned long long)n->refused_access, (unsigned long long)n->refused_limit);
-    /* oldest first: from the list's tail */
-    while (c && c->next)
-        c = c->next;
-    for (; c; c = c->prev) {
-        struct smbd_bridge_stats st;
-
-        memset(&st, 0, sizeof(st));
-        if (c->state == RELAY_CONN_BRIDGED)
-            smbd_bridge_get_stats(c->bridge, &st);
-        if (json) {
-            fputs(first ? "" : ",", out);
-            conn_json(c, &st, now, out);
-        } else {
-            conn_text(c, &st, now, out);
-        }
-        first = 0;
-    }
-    if (json)
-        fputs("]}\n", out);
-}
 
 /* ---- the server ---- */
 
@@ -143,13 +49,10 @@ static void client_close(struct status_client *sc)
     if (sc->timer > 0)
         sd_loop_cancel_timer(s->r->loop, sc->timer);
     close(sc->fd);
+    if (sc->snap)
+        relay_snapshot_forget(sc->snap);
     free(sc->out);
-    if (sc->prev)
-        sc->prev->next = sc->next;
-    else
-        s->clients = sc->next;
-    if (sc->next)
-        sc->next->prev = sc->prev;
+    DL_DELETE(s->clients, sc);
     free(sc);
 }
 
@@ -180,22 +83,38 @@ static void client_send(struct status_client *sc)
     client_close(sc);
 }
 
-static void client_answer(struct status_client *sc)
+static void client_answered(void *ctx, char *text, size_t len)
 {
-    FILE *f = open_memstream(&sc->out, &sc->out_len);
-    int json = strcmp(sc->req, "json") == 0;
+    struct status_client *sc = ctx;
 
-    if (!f) {
+    sc->snap = NULL;
+    if (!text) {
         client_close(sc);
         return;
     }
-    if (json || strcmp(sc->req, "text") == 0)
-        status_write(sc->s->r, f, json);
-    else
-        fprintf(f, "error: unknown request '%s': ask text or json\n", sc->req);
-    fclose(f);
+    sc->out = text;
+    sc->out_len = len;
     sd_loop_mod_fd(sc->s->r->loop, sc->fd, SD_EV_OUT);
     client_send(sc);
+}
+
+static void client_answer(struct status_client *sc)
+{
+    static const char unknown[] = "error: unknown request '%s': ask text or json\n";
+    int json = strcmp(sc->req, "json") == 0;
+
+    sd_loop_mod_fd(sc->s->r->loop, sc->fd, 0); /* nothing more to read */
+    if (json || strcmp(sc->req, "text") == 0) {
+        sc->snap = relay_snapshot_start(sc->s->r, json, client_answered, sc);
+        if (!sc->snap)
+            client_close(sc);
+        return;
+    }
+    sc->out_len = strlen(unknown) + strlen(sc->req);
+    sc->out = malloc(sc->out_len);
+    if (sc->out)
+        sc->out_len = (size_t)snprintf(sc->out, sc->out_len, unknown, sc->req);
+    client_answered(sc, sc->out, sc->out_len);
 }
 
 static void client_cb(void *ctx, int revents)
@@ -207,6 +126,10 @@ static void client_cb(void *ctx, int revents)
     (void)revents;
     if (sc->out) {
         client_send(sc);
+        return;
+    }
+    if (sc->snap) { /* not read meanwhile: an error or a hang-up */
+        client_close(sc);
         return;
     }
     n = recv(sc->fd, sc->req + sc->have, sizeof(sc->req) - 1 - sc->have, MSG_DONTWAIT);
@@ -243,10 +166,7 @@ static void listener_cb(void *ctx, int revents)
     }
     sc->s = s;
     sc->fd = fd;
-    sc->next = s->clients;
-    if (s->clients)
-        s->clients->prev = sc;
-    s->clients = sc;
+    DL_APPEND(s->clients, sc);
     sc->timer = sd_loop_add_timer(s->r->loop, sd_now_ms() + REQUEST_MS, client_timeout_cb, sc);
 }
 

@@ -55,6 +55,7 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
         break;
     case SD_SET_DRAIN_TIME: s->drain_time_s = (uint32_t)v->num; break;
     case SD_SET_STATUS_SOCKET: memcpy(s->status_socket, v->path, sizeof(v->path)); break;
+    case SD_SET_LOOPS: s->loops = (uint32_t)v->num; break;
     case SD_SET_COUNT: break;
     }
 }

@@ -56,6 +56,7 @@ enum sd_setting_id {
     SD_SET_MAX_CONNECTIONS_PER_CLIENT,
     SD_SET_DRAIN_TIME,
     SD_SET_STATUS_SOCKET,
+    SD_SET_LOOPS,
     SD_SET_COUNT
 };
 
@@ -135,6 +136,7 @@ struct sd_settings {
     uint32_t max_connections, max_connections_per_client;
     uint32_t drain_time_s;
     char status_socket[SD_PATH_MAX];
+    uint32_t loops; /* 0: one per CPU the relay may run on */
 };
 
 /* s = every default of prog. */

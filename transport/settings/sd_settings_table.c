@@ -211,4 +211,10 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "smbdirect-relay --status reads; none: no status socket. When the "
                 "default's folder is missing the relay runs without one (the service "
                 "creates it)" },
+    [SD_SET_LOOPS] = {
+        .env = "SMBDIRECT_LOOPS", .flag = "loops", .env_progs = RELAY, .flag_progs = RELAY,
+        .kind = SD_KIND_NUMBER, .min = 0, .max = 256, .def = SAME("0"),
+        .help = "event loops (threads) the relay runs; each connection lives on one of them, "
+                "the one with the fewest connections when it arrives; 0: one per CPU the "
+                "relay may run on (its affinity mask, e.g. systemd's CPUAffinity=)" },
 };

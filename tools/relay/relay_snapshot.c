@@ -1,0 +1,246 @@
+/* tools/relay/relay_snapshot.c — one snapshot of the relay for its status socket: each
+ * loop copies its own connections' figures on its own thread (nothing is read across
+ * threads), the main thread gathers the copies and writes the status as text or JSON,
+ * oldest connection first, then hands it to whoever asked. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "relay.h"
+
+/* One connection as its loop saw it. */
+struct conn_copy {
+    unsigned id, loop;
+    enum relay_conn_state state;
+    char peer[SD_ADDR_STRLEN];
+    uint64_t start_ms;
+    struct smbd_bridge_stats st;
+};
+
+/* One loop's part: filled on that loop's thread, read on the main thread once the loop
+ * has posted it back. */
+struct loop_part {
+    struct relay_snapshot *snap;
+    struct relay_loop *l;
+    struct conn_copy *conns;
+    size_t n;
+};
+
+struct relay_snapshot {
+    struct relay *r;
+    int json;
+    relay_snapshot_done_fn done; /* NULL once forgotten */
+    void *ctx;
+    unsigned waiting;            /* loops that have not answered, + 1 until start's own
+                                    turn has come back */
+    struct loop_part self;       /* that turn */
+    struct loop_part parts[];
+};
+
+static const char *const state_names[] = {
+    [RELAY_CONN_NEGOTIATING] = "negotiating",
+    [RELAY_CONN_CONNECTING] = "connecting",
+    [RELAY_CONN_BRIDGED] = "bridged",
+};
+
+/* ---- writing ---- */
+
+static void conn_json(const struct conn_copy *c, uint64_t now, FILE *out)
+{
+    const struct smbd_bridge_stats *st = &c->st;
+
+    fprintf(out,
+            "{\"id\":%u,\"client\":\"%s\",\"state\":\"%s\",\"loop\":%u,\"age_s\":%llu,"
+            "\"bytes_from_client\":%llu,\"bytes_to_client\":%llu,"
+            "\"bytes_to_backend\":%llu,\"bytes_from_backend\":%llu,"
+            "\"rdma_read_bytes\":%llu,\"rdma_write_bytes\":%llu,"
+            "\"send_credits\":%u,\"send_credit_target\":%u,"
+            "\"receive_credits\":%u,\"receive_credit_max\":%u}",
+            c->id, c->peer, state_names[c->state], c->loop,
+            (unsigned long long)((now - c->start_ms) / 1000),
+            (unsigned long long)st->smbd.bytes_delivered, (unsigned long long)st->smbd.bytes_sent,
+            (unsigned long long)st->stream_bytes_out, (unsigned long long)st->stream_bytes_in,
+            (unsigned long long)st->chan.rdma_read_bytes,
+            (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
+            st->params.neg.send_credit_target, st->params.receive_credits,
+            st->params.neg.receive_credit_max);
+}
+
+static void conn_text(const struct conn_copy *c, uint64_t now, FILE *out)
+{
+    const struct smbd_bridge_stats *st = &c->st;
+
+    fprintf(out, "conn %u from %s %s on loop %u, %llu s", c->id, c->peer, state_names[c->state],
+            c->loop, (unsigned long long)((now - c->start_ms) / 1000));
+    if (c->state == RELAY_CONN_BRIDGED)
+        fprintf(out,
+                ": from client %llu bytes, to client %llu bytes, from backend %llu bytes, "
+                "to backend %llu bytes, rdma_read %llu bytes, rdma_write %llu bytes, credits "
+                "send %u/%u receive %u/%u",
+                (unsigned long long)st->smbd.bytes_delivered,
+                (unsigned long long)st->smbd.bytes_sent,
+                (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_out,
+                (unsigned long long)st->chan.rdma_read_bytes,
+                (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
+                st->params.neg.send_credit_target, st->params.receive_credits,
+                st->params.neg.receive_credit_max);
+    fputc('\n', out);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    unsigned x = ((const struct conn_copy *)a)->id, y = ((const struct conn_copy *)b)->id;
+
+    return (x > y) - (x < y);
+}
+
+/* The whole status: the relay's own figures (read under admit_lock: the loops change
+ * them), then the connections of every part, oldest first. */
+static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *all, size_t n,
+                           FILE *out)
+{
+    struct relay *r = snap->r;
+    struct relay_counts counts;
+    unsigned live, max, max_client;
+    uint64_t now = sd_now_ms();
+    const char *state = atomic_load(&r->draining) ? "draining" : "accepting";
+
+    pthread_mutex_lock(&r->admit_lock);
+    counts = r->counts;
+    live = r->live;
+    max = r->set.max_connections;
+    max_client = r->set.max_connections_per_client;
+    pthread_mutex_unlock(&r->admit_lock);
+    qsort(all, n, sizeof(*all), by_id);
+    if (snap->json)
+        fprintf(out,
+                "{\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\",\"state\":\"%s\","
+                "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
+                "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
+                "\"refused_limit\":%llu,\"connections\":[",
+                r->listen_str, r->backend_str, r->opts.provider->name, state,
+                (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
+                max_client, (unsigned long long)counts.accepted,
+                (unsigned long long)counts.refused_access,
+                (unsigned long long)counts.refused_limit);
+    else
+        fprintf(out,
+                "relay on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
+                "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
+                "the access list, %llu by the limits\n",
+                r->listen_str, r->opts.provider->name, r->backend_str, state,
+                (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
+                max_client, (unsigned long long)counts.accepted,
+                (unsigned long long)counts.refused_access,
+                (unsigned long long)counts.refused_limit);
+    for (size_t i = 0; i < n; i++) {
+        if (snap->json) {
+            fputs(i ? "," : "", out);
+            conn_json(&all[i], now, out);
+        } else {
+            conn_text(&all[i], now, out);
+        }
+    }
+    if (snap->json)
+        fputs("]}\n", out);
+}
+
+/* Main thread, every part in: writes the status and hands it over (or drops it). */
+static void snapshot_finish(struct relay_snapshot *snap)
+{
+    struct conn_copy *all;
+    size_t n = 0, at = 0, len = 0;
+    char *text = NULL;
+    FILE *f;
+
+    for (unsigned i = 0; i < snap->r->nloops; i++)
+        n += snap->parts[i].n;
+    all = calloc(n ? n : 1, sizeof(*all));
+    if (snap->done && all && (f = open_memstream(&text, &len))) {
+        for (unsigned i = 0; i < snap->r->nloops; i++) {
+            memcpy(all + at, snap->parts[i].conns, snap->parts[i].n * sizeof(*all));
+            at += snap->parts[i].n;
+        }
+        snapshot_write(snap, all, n, f);
+        fclose(f);
+    }
+    if (snap->done)
+        snap->done(snap->ctx, text, len);
+    else
+        free(text);
+    free(all);
+    for (unsigned i = 0; i < snap->r->nloops; i++)
+        free(snap->parts[i].conns);
+    free(snap);
+}
+
+/* Main thread: one loop's part is in. */
+static void part_in(void *ctx)
+{
+    struct loop_part *p = ctx;
+
+    if (--p->snap->waiting == 0)
+        snapshot_finish(p->snap);
+}
+
+/* On the part's loop's thread: copies its connections, then posts the part back. */
+static void part_fill(void *ctx)
+{
+    struct loop_part *p = ctx;
+    struct relay_loop *l = p->l;
+    size_t n = 0;
+
+    for (const struct relay_conn *c = l->conns; c; c = c->next)
+        n++;
+    p->conns = calloc(n ? n : 1, sizeof(*p->conns));
+    if (p->conns) {
+        for (const struct relay_conn *c = l->conns; c; c = c->next) {
+            struct conn_copy *k = &p->conns[p->n++];
+
+            k->id = c->id;
+            k->loop = l->index;
+            k->state = c->state;
+            memcpy(k->peer, c->peer, sizeof(k->peer));
+            k->start_ms = c->start_ms;
+            if (c->state == RELAY_CONN_BRIDGED)
+                smbd_bridge_get_stats(c->bridge, &k->st);
+        }
+    }
+    if (l->index == 0)
+        part_in(p);
+    else if (sd_loop_post(l->r->loop, part_in, p) < 0)
+        sd_error("relay: a status snapshot lost loop %u's answer", l->index);
+}
+
+struct relay_snapshot *relay_snapshot_start(struct relay *r, int json,
+                                            relay_snapshot_done_fn done, void *ctx)
+{
+    struct relay_snapshot *snap =
+        calloc(1, sizeof(*snap) + r->nloops * sizeof(snap->parts[0]));
+
+    if (!snap)
+        return NULL;
+    snap->r = r;
+    snap->json = json;
+    snap->done = done;
+    snap->ctx = ctx;
+    snap->waiting = r->nloops + 1;
+    snap->self.snap = snap;
+    for (unsigned i = 0; i < r->nloops; i++) {
+        snap->parts[i] = (struct loop_part){ .snap = snap, .l = &r->loops[i] };
+        if (relay_loop_run_on(&r->loops[i], part_fill, &snap->parts[i]) < 0)
+            snap->waiting--; /* that loop's part stays empty */
+    }
+    /* done runs from the loop, never inside this call */
+    if (sd_loop_post(r->loop, part_in, &snap->self) < 0) {
+        snap->done = NULL; /* finishes, unheard, once the parts asked for are in */
+        part_in(&snap->self);
+        return NULL;
+    }
+    return snap;
+}
+
+void relay_snapshot_forget(struct relay_snapshot *snap)
+{
+    snap->done = NULL;
+}
