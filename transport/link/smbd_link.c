@@ -1,4 +1,4 @@
-/* transport/bridge/smbd_link.c — an SMB Direct connection bound to its provider connection:
+/* transport/link/smbd_link.c — an SMB Direct connection bound to its provider connection:
  * dial (RDMA connect + ACTIVE negotiate), accept (provider accept + PASSIVE negotiate,
  * blocking or on a caller's loop), and the glue that lets an sd_loop drive it (provider
  * fd watch, progress + completion polling, the engine's timers). The blocking calls run

@@ -1,4 +1,4 @@
-/* transport/bridge/smbd_link.h — an SMB Direct connection with its provider: dial (active
+/* transport/link/smbd_link.h — an SMB Direct connection with its provider: dial (active
  * side: RDMA connect + MS-SMBD negotiate, synchronously and bounded by a timeout, as
  * the preload shim's connect() needs) and accept (passive side, for the relay). */
 #ifndef SMBDIRECT_SMBD_LINK_H

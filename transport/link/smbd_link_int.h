@@ -1,7 +1,7 @@
-/* transport/bridge/smbd_link_int.h — what the bridge needs from a link beyond smbd_link.h:
+/* transport/link/smbd_link_int.h — what the bridge needs from a link beyond smbd_link.h:
  * the engine itself, handing its upcalls to the bridge, and letting an sd_loop drive
  * the provider fd, the engine's timers and the requests the owner's calls queue.
- * Internal to transport/bridge/. */
+ * For the bridge (the owner of an established link). */
 #ifndef SMBDIRECT_SMBD_LINK_INT_H
 #define SMBDIRECT_SMBD_LINK_INT_H
 
