@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "chan_server.h"
 #include "chan_server_build.h"
@@ -21,7 +22,7 @@ struct chan_pending {
     uint32_t size;
     uint8_t head[SMB2_RW_REQ_FIXED];
     size_t head_len;
-    struct chan_pending *next;
+    struct chan_pending *prev, *next; /* in the server's pending list (utlist DL) */
 };
 
 /* The answer to a channel READ (or to an I/O the client asked to have invalidated),
@@ -40,32 +41,14 @@ struct chan_answer {
 struct bridge_chan_server {
     struct bridge_chan ch;           /* first: what bridge_chan.c hands around */
     struct chan_server cs;
-    struct bridge_chan_buf *rdma;    /* buffers an RDMA Read/Write still uses */
-    struct chan_pending *pending, **pending_tail; /* WRITEs waiting for memory */
+    struct bridge_chan_buf *rdma;    /* buffers an RDMA Read/Write still uses (utlist DL) */
+    struct chan_pending *pending;    /* WRITEs waiting for memory, oldest first (utlist DL) */
     struct chan_answer *held_answer; /* an answer waiting for memory */
 };
 
 static struct bridge_chan_server *server_of(struct bridge_chan *ch)
 {
     return (struct bridge_chan_server *)ch;
-}
-
-static void rdma_list_add(struct bridge_chan_server *s, struct bridge_chan_buf *b)
-{
-    b->next = s->rdma;
-    if (s->rdma)
-        s->rdma->prev = b;
-    s->rdma = b;
-}
-
-static void rdma_list_del(struct bridge_chan_server *s, struct bridge_chan_buf *b)
-{
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        s->rdma = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
 }
 
 /* Starts the RDMA Reads of waiting channel WRITEs, in arrival order, while the budgets
@@ -90,8 +73,7 @@ static int server_start_writes(struct bridge_chan_server *s)
             return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         }
         if (!io) { /* cannot happen: its response needs the inline WRITE first */
-            if (!(s->pending = w->next))
-                s->pending_tail = &s->pending;
+            DL_DELETE(s->pending, w);
             free(w);
             continue;
         }
@@ -106,10 +88,9 @@ static int server_start_writes(struct bridge_chan_server *s)
         ch->pin_wait_since = 0;
         memcpy(b->head, w->head, w->head_len);
         b->head_len = w->head_len;
-        if (!(s->pending = w->next))
-            s->pending_tail = &s->pending;
+        DL_DELETE(s->pending, w);
         free(w);
-        rdma_list_add(s, b);
+        DL_APPEND(s->rdma, b);
     }
     return 0;
 }
@@ -157,8 +138,7 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     w->message_id = plan.message_id;
     w->size = plan.size;
     w->head_len = (size_t)chan_build_inline_write(msg, len, &plan, w->head, sizeof(w->head));
-    *s->pending_tail = w;
-    s->pending_tail = &w->next;
+    DL_APPEND(s->pending, w);
     return server_start_writes(s) < 0 ? -1 : 1;
 }
 
@@ -195,7 +175,7 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
             return bridge_chan_fail(ch, rc, "RDMA Write of a channel READ's data could not start");
         }
         ch->pin_wait_since = 0;
-        rdma_list_add(s, a->b);
+        DL_APPEND(s->rdma, a->b);
         ch->stats.rdma_writes++;
         ch->stats.rdma_write_bytes += len;
         a->b = NULL;
@@ -316,7 +296,7 @@ static void server_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status
     struct bridge_chan_buf *b = (struct bridge_chan_buf *)(uintptr_t)cookie;
     struct iovec iov[2];
 
-    rdma_list_del(s, b);
+    DL_DELETE(s->rdma, b);
     if (status < 0) {
         bridge_chan_buf_free(ch, b);
         bridge_chan_fail(ch, status, "RDMA channel: an RDMA Read or Write of SMB2 data failed");
@@ -346,21 +326,19 @@ static int server_retry(struct bridge_chan *ch)
 static void server_free(struct bridge_chan *ch)
 {
     struct bridge_chan_server *s = server_of(ch);
+    struct chan_pending *w, *wtmp;
+    struct bridge_chan_buf *b, *btmp;
 
     if (s->held_answer)
         answer_free(ch, s->held_answer);
-    while (s->pending) {
-        struct chan_pending *w = s->pending;
-
-        s->pending = w->next;
+    DL_FOREACH_SAFE(s->pending, w, wtmp) {
+        DL_DELETE(s->pending, w);
         free(w);
     }
     /* Buffers of RDMA operations still posted: the bridge frees its link right after,
      * which flushes them (their rdma_done never comes). */
-    while (s->rdma) {
-        struct bridge_chan_buf *b = s->rdma;
-
-        rdma_list_del(s, b);
+    DL_FOREACH_SAFE(s->rdma, b, btmp) {
+        DL_DELETE(s->rdma, b);
         bridge_chan_buf_free(ch, b);
     }
     chan_table_release_all(&s->cs.ios);
@@ -387,6 +365,5 @@ struct bridge_chan *bridge_chan_server_new(uint32_t max_io, const struct bridge_
     s->ch.ops = &server_ops;
     s->ch.host = *host;
     chan_server_init(&s->cs, max_io);
-    s->pending_tail = &s->pending;
     return &s->ch;
 }
