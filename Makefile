@@ -29,7 +29,8 @@ INC_PORTMAP  = $(INC_COMMON) -Iportmap
 INC_PROVIDER = $(INC_COMMON) -Itransport
 INC_SMBD     = $(INC_PROVIDER) -Itransport/smbd
 INC_CHANNEL  = $(INC_SMBD) -Itransport/channel
-INC_BRIDGE   = $(INC_CHANNEL) -Itransport/bridge
+INC_LINK     = $(INC_SMBD) -Itransport/link
+INC_BRIDGE   = $(INC_CHANNEL) -Itransport/link -Itransport/bridge
 INC_SETTINGS = $(INC_BRIDGE) -Iportmap -Itransport/settings
 INC_ALL      = $(INC_SETTINGS) -Ipreload
 # The conformance client sits on the channel layer; only tools/ (the probe) sees it.
@@ -44,8 +45,8 @@ RDMA_LIBS = -lrdmacm -libverbs
 LIBS      = $(RDMA_LIBS) -lpthread -ldl
 CONF_LIBS = -lnettle   # MD4 and HMAC-MD5 of NTLMv2 (conformance/cf_ntlm.c)
 
-CORE_DIRS = common portmap transport transport/smbd transport/channel transport/bridge \
-            transport/settings transport/soft transport/verbs
+CORE_DIRS = common portmap transport transport/smbd transport/channel transport/link \
+            transport/bridge transport/settings transport/soft transport/verbs
 CORE_SRC  = $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 SHIM_SRC  = $(wildcard preload/*.c)
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
@@ -72,6 +73,7 @@ $(BUILD)/obj/transport/soft/%.o:     INCLUDES = $(INC_PROVIDER) -Itransport/soft
 $(BUILD)/obj/transport/verbs/%.o:    INCLUDES = $(INC_PROVIDER) -Itransport/verbs
 $(BUILD)/obj/transport/smbd/%.o:     INCLUDES = $(INC_SMBD)
 $(BUILD)/obj/transport/channel/%.o:  INCLUDES = $(INC_CHANNEL)
+$(BUILD)/obj/transport/link/%.o:     INCLUDES = $(INC_LINK)
 $(BUILD)/obj/transport/bridge/%.o:   INCLUDES = $(INC_BRIDGE)
 $(BUILD)/obj/transport/settings/%.o: INCLUDES = $(INC_SETTINGS)
 $(BUILD)/obj/conformance/%.o:        INCLUDES = $(INC_CONF)

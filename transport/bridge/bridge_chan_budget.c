@@ -26,7 +26,7 @@ static _Atomic uint64_t process_mem_used;
  * connection holding nothing may exceed its own (one I/O always proceeds), not the
  * process's unless the process holds nothing either: memory that others hold is freed
  * as their I/O completes, whatever this connection does. */
-int chan_budget_allows(const struct bridge_chan *ch, uint64_t len)
+int bridge_chan_budget_allows(const struct bridge_chan *ch, uint64_t len)
 {
     uint64_t process = atomic_load(&process_mem_used);
     uint64_t held = ch->mem_used + (ch->host.stream_backlog ? ch->host.stream_backlog(ch->host.ctx)
@@ -38,7 +38,7 @@ int chan_budget_allows(const struct bridge_chan *ch, uint64_t len)
 }
 
 /* The budget said no (-ENOMEM), or the kernel did (-ENOMEM, -EPERM, -EAGAIN). */
-int chan_refused_for_memory(int rc)
+int bridge_chan_refused_for_memory(int rc)
 {
     return rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN;
 }
@@ -47,7 +47,7 @@ int chan_refused_for_memory(int rc)
  * connection's or another's channel I/O holds some, or for a grace time in which idle
  * send buffers are given back. With nothing to wait for, the connection ends naming the
  * cause (-1): never a message the peer must reject. */
-int chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now)
+int bridge_chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now)
 {
     char why[400];
 
@@ -66,7 +66,7 @@ int chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now)
     return -1;
 }
 
-static void charge(struct bridge_chan *ch, const struct chan_buf *b)
+static void charge(struct bridge_chan *ch, const struct bridge_chan_buf *b)
 {
     ch->mem_used += b->cap;
     atomic_fetch_add(&process_mem_used, b->cap);
@@ -74,9 +74,9 @@ static void charge(struct bridge_chan *ch, const struct chan_buf *b)
         ch->stats.mem_peak = ch->mem_used;
 }
 
-struct chan_buf *chan_buf_new_charged(struct bridge_chan *ch, uint32_t len)
+struct bridge_chan_buf *bridge_chan_buf_new_charged(struct bridge_chan *ch, uint32_t len)
 {
-    struct chan_buf *b = calloc(1, sizeof(*b));
+    struct bridge_chan_buf *b = calloc(1, sizeof(*b));
 
     if (!b)
         return NULL;
@@ -90,16 +90,17 @@ struct chan_buf *chan_buf_new_charged(struct bridge_chan *ch, uint32_t len)
     return b;
 }
 
-struct chan_buf *chan_buf_new(struct bridge_chan *ch, uint32_t len, int *busy)
+struct bridge_chan_buf *bridge_chan_buf_new(struct bridge_chan *ch, uint32_t len, int *busy)
 {
-    *busy = !chan_budget_allows(ch, len);
-    return *busy ? NULL : chan_buf_new_charged(ch, len);
+    *busy = !bridge_chan_budget_allows(ch, len);
+    return *busy ? NULL : bridge_chan_buf_new_charged(ch, len);
 }
 
 /* No copy: the message stays where it is until the buffer is freed. */
-struct chan_buf *chan_buf_take_message(struct bridge_chan *ch, const uint8_t *data, uint32_t len)
+struct bridge_chan_buf *bridge_chan_buf_take_message(struct bridge_chan *ch, const uint8_t *data,
+                                                     uint32_t len)
 {
-    struct chan_buf *b = calloc(1, sizeof(*b));
+    struct bridge_chan_buf *b = calloc(1, sizeof(*b));
 
     if (!b)
         return NULL;
@@ -114,24 +115,25 @@ struct chan_buf *chan_buf_take_message(struct bridge_chan *ch, const uint8_t *da
     return b;
 }
 
-int chan_takes_message(const struct bridge_chan *ch, uint32_t len)
+int bridge_chan_takes_message(const struct bridge_chan *ch, uint32_t len)
 {
     return len >= BUF_POOL_MIN && ch->host.take_message;
 }
 
-struct chan_buf *chan_buf_from_stream(struct bridge_chan *ch, const uint8_t *data, uint32_t len)
+struct bridge_chan_buf *bridge_chan_buf_from_stream(struct bridge_chan *ch, const uint8_t *data,
+                                                    uint32_t len)
 {
-    struct chan_buf *b;
+    struct bridge_chan_buf *b;
 
-    if (chan_takes_message(ch, len))
-        return chan_buf_take_message(ch, data, len);
-    if ((b = chan_buf_new_charged(ch, len)))
+    if (bridge_chan_takes_message(ch, len))
+        return bridge_chan_buf_take_message(ch, data, len);
+    if ((b = bridge_chan_buf_new_charged(ch, len)))
         memcpy(b->mem, data, len);
     return b;
 }
 
 /* MS-SMBD 3.1.4.4: remote access ends before the memory is reused or freed. */
-void chan_buf_free(struct bridge_chan *ch, struct chan_buf *b)
+void bridge_chan_buf_free(struct bridge_chan *ch, struct bridge_chan_buf *b)
 {
     if (!b)
         return;
@@ -143,18 +145,18 @@ void chan_buf_free(struct bridge_chan *ch, struct chan_buf *b)
     free(b);
 }
 
-void chan_free_released(struct bridge_chan *ch, struct chan_table *t)
+void bridge_chan_free_released(struct bridge_chan *ch, struct chan_table *t)
 {
     struct chan_released r;
 
     while (chan_table_take_released(t, &r))
-        chan_buf_free(ch, r.cookie);
+        bridge_chan_buf_free(ch, r.cookie);
 }
 
-/* When the bridge takes the memory over, b no longer owns it (chan_buf_free then only
- * uncharges). */
-int chan_to_stream_buf(struct bridge_chan *ch, const struct iovec *iov, int iovcnt,
-                       struct chan_buf *b)
+/* When the bridge takes the memory over, b no longer owns it (bridge_chan_buf_free then
+ * only uncharges). */
+int bridge_chan_to_stream_buf(struct bridge_chan *ch, const struct iovec *iov, int iovcnt,
+                              struct bridge_chan_buf *b)
 {
     int rc = ch->host.to_stream(ch->host.ctx, iov, iovcnt, b->alloc, b->cap);
 

@@ -38,20 +38,21 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     struct bridge_chan *ch = &c->ch;
     struct smbd_buffer_desc descs[CHAN_CLIENT_DESCS];
     uint8_t out[CHAN_REQUEST_SIZE(CHAN_CLIENT_DESCS)];
-    int is_write = plan->kind == CHAN_WRITE, in_place = is_write && chan_takes_message(ch, plan->length);
+    int is_write = plan->kind == CHAN_WRITE;
+    int in_place = is_write && bridge_chan_takes_message(ch, plan->length);
     struct smbd_registration *reg;
-    struct chan_buf *b = NULL;
+    struct bridge_chan_buf *b = NULL;
     uint8_t *mem = (uint8_t *)(uintptr_t)plan->data;
     size_t nd = 0;
     int n, rc;
 
-    if (!chan_budget_allows(ch, plan->length))
+    if (!bridge_chan_budget_allows(ch, plan->length))
         return BRIDGE_CHAN_WAIT; /* the program's request waits in the stream */
     if (!smbd_conn_can_register(ch->host.conn, plan->length))
-        return chan_pin_wait(ch, plan->length, 0, now_ms);
+        return bridge_chan_pin_wait(ch, plan->length, 0, now_ms);
     if (!in_place) {
-        if (!(b = chan_buf_new_charged(ch, plan->length)))
-            return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+        if (!(b = bridge_chan_buf_new_charged(ch, plan->length)))
+            return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         if (is_write)
             memcpy(b->mem, plan->data, plan->length);
         mem = b->mem;
@@ -60,26 +61,27 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
                                    is_write ? SMBD_REG_PEER_READ : SMBD_REG_PEER_WRITE, &reg,
                                    descs, CHAN_CLIENT_DESCS, &nd);
     if (rc < 0) {
-        chan_buf_free(ch, b);
-        if (chan_refused_for_memory(rc))
-            return chan_pin_wait(ch, plan->length, rc, now_ms);
-        return chan_fail(ch, rc, "RDMA channel: registering an I/O buffer failed");
+        bridge_chan_buf_free(ch, b);
+        if (bridge_chan_refused_for_memory(rc))
+            return bridge_chan_pin_wait(ch, plan->length, rc, now_ms);
+        return bridge_chan_fail(ch, rc, "RDMA channel: registering an I/O buffer failed");
     }
     ch->pin_wait_since = 0;
-    if (in_place && !(b = chan_buf_take_message(ch, plan->data, plan->length))) {
+    if (in_place && !(b = bridge_chan_buf_take_message(ch, plan->data, plan->length))) {
         smbd_conn_deregister_buffer(ch->host.conn, reg);
-        return chan_fail(ch, -ENOMEM, "RDMA channel: cannot take over a WRITE's buffer");
+        return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: cannot take over a WRITE's buffer");
     }
     b->reg = reg;
     n = is_write ? chan_build_write_request(msg, len, plan, descs, nd, out, sizeof(out))
                  : chan_build_read_request(msg, len, plan, descs, nd, out, sizeof(out));
     if (n < 0 || (rc = chan_client_track(&c->cc, plan, descs, nd, b)) < 0) {
-        chan_buf_free(ch, b);
-        return chan_fail(ch, n < 0 ? -EPROTO : rc, "RDMA channel: cannot rewrite an SMB2 request");
+        bridge_chan_buf_free(ch, b);
+        return bridge_chan_fail(ch, n < 0 ? -EPROTO : rc,
+                                "RDMA channel: cannot rewrite an SMB2 request");
     }
     rc = smbd_conn_send(ch->host.conn, &(struct iovec){ out, (size_t)n }, 1, now_ms);
     if (rc < 0)
-        return chan_fail(ch, rc, "SMB Direct send of a channel request failed");
+        return bridge_chan_fail(ch, rc, "SMB Direct send of a channel request failed");
     if (is_write) {
         ch->stats.rdma_reads++;
         ch->stats.rdma_read_bytes += plan->length;
@@ -92,7 +94,7 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
 /* The server wrote bytes into b: deregister, then hand the program the inline READ
  * response it expects (MS-SMB2 2.2.20) with the data. */
 static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t len,
-                            struct chan_buf *b, uint32_t bytes)
+                            struct bridge_chan_buf *b, uint32_t bytes)
 {
     uint8_t head[SMB2_READ_RESP_FIXED];
     int n = chan_build_read_response(resp, len, bytes, head, sizeof(head));
@@ -101,9 +103,9 @@ static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t 
     smbd_conn_deregister_buffer(ch->host.conn, b->reg);
     b->reg = NULL;
     if (n < 0)
-        return chan_fail(ch, -EPROTO, "RDMA channel: cannot rebuild an SMB2 READ response");
+        return bridge_chan_fail(ch, -EPROTO, "RDMA channel: cannot rebuild an SMB2 READ response");
     ch->stats.rdma_write_bytes += bytes;
-    return chan_to_stream_buf(ch, iov, 2, b) < 0 ? -1 : 1;
+    return bridge_chan_to_stream_buf(ch, iov, 2, b) < 0 ? -1 : 1;
 }
 
 /* Tells the host, once, that READ/WRITE go inline from now on. */
@@ -144,11 +146,11 @@ static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     c->invalidated = 0;
     report_inline(c);
     if (res.action == CHAN_CLIENT_ERROR)
-        rc = chan_fail(ch, -EPROTO, res.why);
+        rc = bridge_chan_fail(ch, -EPROTO, res.why);
     while (chan_table_take_released(&c->cc.ios, &r)) {
         if (rc == 0 && res.action == CHAN_CLIENT_READ_DONE && r.cookie == res.cookie)
             rc = client_read_done(ch, msg, len, r.cookie, res.bytes);
-        chan_buf_free(ch, r.cookie);
+        bridge_chan_buf_free(ch, r.cookie);
     }
     return rc;
 }
@@ -168,7 +170,7 @@ static void client_free(struct bridge_chan *ch)
     struct bridge_chan_client *c = client_of(ch);
 
     chan_table_release_all(&c->cc.ios);
-    chan_free_released(ch, &c->cc.ios);
+    bridge_chan_free_released(ch, &c->cc.ios);
     chan_client_fini(&c->cc);
     free(c);
 }

@@ -1,7 +1,8 @@
 /* transport/bridge/bridge_chan_int.h — private to bridge_chan*.c: the state every role
  * shares (struct bridge_chan: the host, the buffer budget's counts, the counters), the
- * channel buffer (struct chan_buf), the hooks through which bridge_chan.c hands each
- * call to the role chosen at creation, and the budget's functions (bridge_chan_budget.c). */
+ * channel buffer (struct bridge_chan_buf), the hooks through which bridge_chan.c hands
+ * each call to the role chosen at creation, and the budget's functions
+ * (bridge_chan_budget.c). */
 #ifndef SMBDIRECT_BRIDGE_CHAN_INT_H
 #define SMBDIRECT_BRIDGE_CHAN_INT_H
 
@@ -15,7 +16,7 @@
 
 /* One channel buffer, named to the engine by its address (the cookie of RDMA operations)
  * and to the channel tables by the same. */
-struct chan_buf {
+struct bridge_chan_buf {
     uint8_t *mem;                    /* the I/O's bytes, inside alloc */
     uint32_t len;
     uint8_t *alloc;                  /* from buf_pool, or a stream message's buffer */
@@ -24,7 +25,7 @@ struct chan_buf {
     struct smbd_registration *reg;   /* client role: the peer's access to mem */
     uint8_t head[SMB2_RW_REQ_FIXED]; /* server WRITE: the inline request's header + body */
     size_t head_len;
-    struct chan_buf *prev, *next;    /* server role: in the RDMA list until rdma_done */
+    struct bridge_chan_buf *prev, *next; /* server role: in the RDMA list until rdma_done */
 };
 
 /* What a role does at each entry point of bridge_chan.h; NULL where it has nothing to do
@@ -57,7 +58,7 @@ struct bridge_chan *bridge_chan_client_new(uint32_t threshold, uint32_t max_io,
 struct bridge_chan *bridge_chan_server_new(uint32_t max_io, const struct bridge_chan_host *host);
 
 /* Ends the bridge with err and why (host.fail); returns -1. */
-static inline int chan_fail(struct bridge_chan *ch, int err, const char *why)
+static inline int bridge_chan_fail(struct bridge_chan *ch, int err, const char *why)
 {
     ch->host.fail(ch->host.ctx, err, why);
     return -1;
@@ -66,32 +67,34 @@ static inline int chan_fail(struct bridge_chan *ch, int err, const char *why)
 /* ---- the buffers and their budget (bridge_chan_budget.c) ---- */
 
 /* Whether len more bytes fit the connection's and the process's budgets. */
-int chan_budget_allows(const struct bridge_chan *ch, uint64_t len);
+int bridge_chan_budget_allows(const struct bridge_chan *ch, uint64_t len);
 /* Whether a registration (or an RDMA operation) failed for want of registered memory. */
-int chan_refused_for_memory(int rc);
+int bridge_chan_refused_for_memory(int rc);
 /* Registered memory for a len-byte buffer cannot be had now (rc: the refusal, or 0):
  * BRIDGE_CHAN_WAIT while it may still come free, else -1 after failing the bridge. */
-int chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now);
+int bridge_chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now);
 
 /* A buffer of len bytes charged to the budgets (NULL when out of memory). */
-struct chan_buf *chan_buf_new_charged(struct bridge_chan *ch, uint32_t len);
-/* chan_buf_new_charged when the budgets have room: NULL with *busy 1 when they have none
- * now, NULL with *busy 0 when out of memory. */
-struct chan_buf *chan_buf_new(struct bridge_chan *ch, uint32_t len, int *busy);
+struct bridge_chan_buf *bridge_chan_buf_new_charged(struct bridge_chan *ch, uint32_t len);
+/* bridge_chan_buf_new_charged when the budgets have room: NULL with *busy 1 when they
+ * have none now, NULL with *busy 0 when out of memory. */
+struct bridge_chan_buf *bridge_chan_buf_new(struct bridge_chan *ch, uint32_t len, int *busy);
 /* The stream message being offered, whose len bytes at data are an I/O's, taken over as
  * that I/O's buffer (host.take_message). Charged; NULL when it cannot be taken. */
-struct chan_buf *chan_buf_take_message(struct bridge_chan *ch, const uint8_t *data, uint32_t len);
+struct bridge_chan_buf *bridge_chan_buf_take_message(struct bridge_chan *ch, const uint8_t *data,
+                                                     uint32_t len);
 /* Whether an I/O of len bytes is taken with its stream message rather than copied. */
-int chan_takes_message(const struct bridge_chan *ch, uint32_t len);
+int bridge_chan_takes_message(const struct bridge_chan *ch, uint32_t len);
 /* A buffer for len bytes of the stream message being offered that start at data: taken
- * over or copied (chan_takes_message). Charged; NULL when out of memory. */
-struct chan_buf *chan_buf_from_stream(struct bridge_chan *ch, const uint8_t *data, uint32_t len);
+ * over or copied (bridge_chan_takes_message). Charged; NULL when out of memory. */
+struct bridge_chan_buf *bridge_chan_buf_from_stream(struct bridge_chan *ch, const uint8_t *data,
+                                                    uint32_t len);
 /* Deregisters (if registered), uncharges and frees b (NULL: nothing). */
-void chan_buf_free(struct bridge_chan *ch, struct chan_buf *b);
+void bridge_chan_buf_free(struct bridge_chan *ch, struct bridge_chan_buf *b);
 /* Frees the buffers t released (their final response came, or teardown). */
-void chan_free_released(struct bridge_chan *ch, struct chan_table *t);
+void bridge_chan_free_released(struct bridge_chan *ch, struct chan_table *t);
 /* host.to_stream of a message whose last iovec lies in b, offering b's memory. */
-int chan_to_stream_buf(struct bridge_chan *ch, const struct iovec *iov, int iovcnt,
-                       struct chan_buf *b);
+int bridge_chan_to_stream_buf(struct bridge_chan *ch, const struct iovec *iov, int iovcnt,
+                              struct bridge_chan_buf *b);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "chan_server.h"
 #include "chan_server_build.h"
@@ -21,7 +22,7 @@ struct chan_pending {
     uint32_t size;
     uint8_t head[SMB2_RW_REQ_FIXED];
     size_t head_len;
-    struct chan_pending *next;
+    struct chan_pending *prev, *next; /* in the server's pending list (utlist DL) */
 };
 
 /* The answer to a channel READ (or to an I/O the client asked to have invalidated),
@@ -29,7 +30,7 @@ struct chan_pending {
  * response sent (the Send follows the Writes on the connection, so the client sees the
  * data placed first), with Send with Invalidate when asked. */
 struct chan_answer {
-    struct chan_buf *b;              /* the data, until its RDMA Write is posted */
+    struct bridge_chan_buf *b;       /* the data, until its RDMA Write is posted */
     struct smbd_buffer_desc *descs;  /* ... into the client's buffers */
     size_t ndescs;
     uint8_t *resp;                   /* the response to send */
@@ -40,32 +41,14 @@ struct chan_answer {
 struct bridge_chan_server {
     struct bridge_chan ch;           /* first: what bridge_chan.c hands around */
     struct chan_server cs;
-    struct chan_buf *rdma;           /* buffers an RDMA Read/Write still uses */
-    struct chan_pending *pending, **pending_tail; /* WRITEs waiting for memory */
+    struct bridge_chan_buf *rdma;    /* buffers an RDMA Read/Write still uses (utlist DL) */
+    struct chan_pending *pending;    /* WRITEs waiting for memory, oldest first (utlist DL) */
     struct chan_answer *held_answer; /* an answer waiting for memory */
 };
 
 static struct bridge_chan_server *server_of(struct bridge_chan *ch)
 {
     return (struct bridge_chan_server *)ch;
-}
-
-static void rdma_list_add(struct bridge_chan_server *s, struct chan_buf *b)
-{
-    b->next = s->rdma;
-    if (s->rdma)
-        s->rdma->prev = b;
-    s->rdma = b;
-}
-
-static void rdma_list_del(struct bridge_chan_server *s, struct chan_buf *b)
-{
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        s->rdma = b->next;
-    if (b->next)
-        b->next->prev = b->prev;
 }
 
 /* Starts the RDMA Reads of waiting channel WRITEs, in arrival order, while the budgets
@@ -79,37 +62,35 @@ static int server_start_writes(struct bridge_chan_server *s)
     while (s->pending) {
         struct chan_pending *w = s->pending;
         const struct chan_io *io = chan_table_find(&s->cs.ios, w->message_id);
-        struct chan_buf *b = NULL;
+        struct bridge_chan_buf *b = NULL;
         int busy, rc;
 
         if (io && !smbd_conn_can_register(ch->host.conn, w->size))
-            return chan_pin_wait(ch, w->size, 0, now) < 0 ? -1 : 0;
-        if (io && !(b = chan_buf_new(ch, w->size, &busy))) {
+            return bridge_chan_pin_wait(ch, w->size, 0, now) < 0 ? -1 : 0;
+        if (io && !(b = bridge_chan_buf_new(ch, w->size, &busy))) {
             if (busy)
                 return 0;
-            return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
+            return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         }
         if (!io) { /* cannot happen: its response needs the inline WRITE first */
-            if (!(s->pending = w->next))
-                s->pending_tail = &s->pending;
+            DL_DELETE(s->pending, w);
             free(w);
             continue;
         }
         rc = smbd_conn_rdma_read(ch->host.conn, (uint64_t)(uintptr_t)b, b->mem, b->len,
                                  io->descs, io->ndescs, 0);
         if (rc < 0) {
-            chan_buf_free(ch, b);
-            if (chan_refused_for_memory(rc))
-                return chan_pin_wait(ch, w->size, rc, now) < 0 ? -1 : 0;
-            return chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
+            bridge_chan_buf_free(ch, b);
+            if (bridge_chan_refused_for_memory(rc))
+                return bridge_chan_pin_wait(ch, w->size, rc, now) < 0 ? -1 : 0;
+            return bridge_chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
         }
         ch->pin_wait_since = 0;
         memcpy(b->head, w->head, w->head_len);
         b->head_len = w->head_len;
-        if (!(s->pending = w->next))
-            s->pending_tail = &s->pending;
+        DL_DELETE(s->pending, w);
         free(w);
-        rdma_list_add(s, b);
+        DL_APPEND(s->rdma, b);
     }
     return 0;
 }
@@ -134,19 +115,20 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
         char why[200];
 
         snprintf(why, sizeof(why), "RDMA channel request refused: %s", plan.why);
-        return chan_fail(ch, -EPROTO, why);
+        return bridge_chan_fail(ch, -EPROTO, why);
     }
     if (plan.kind == CHAN_PASS)
         return 0;
     if (plan.kind == CHAN_WRITE && !(w = calloc(1, sizeof(*w))))
-        return chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for a WRITE request");
+        return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for a WRITE request");
     rc = chan_server_track(&s->cs, &plan, NULL, &io);
     if (rc < 0) {
         free(w);
-        return chan_fail(ch, rc == -EEXIST ? -EPROTO : rc,
-                         rc == -EEXIST ? "RDMA channel: a second request with an outstanding "
-                                         "MessageId"
-                                       : "RDMA channel: out of memory for a request's descriptors");
+        return bridge_chan_fail(ch, rc == -EEXIST ? -EPROTO : rc,
+                                rc == -EEXIST ? "RDMA channel: a second request with an "
+                                                "outstanding MessageId"
+                                              : "RDMA channel: out of memory for a request's "
+                                                "descriptors");
     }
     if (plan.kind == CHAN_READ) {
         n = chan_build_inline_read(msg, len, &plan, head, sizeof(head));
@@ -156,14 +138,13 @@ static int server_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
     w->message_id = plan.message_id;
     w->size = plan.size;
     w->head_len = (size_t)chan_build_inline_write(msg, len, &plan, w->head, sizeof(w->head));
-    *s->pending_tail = w;
-    s->pending_tail = &w->next;
+    DL_APPEND(s->pending, w);
     return server_start_writes(s) < 0 ? -1 : 1;
 }
 
 static void answer_free(struct bridge_chan *ch, struct chan_answer *a)
 {
-    chan_buf_free(ch, a->b);
+    bridge_chan_buf_free(ch, a->b);
     free(a->descs);
     free(a->resp);
     free(a);
@@ -183,18 +164,18 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
         len = a->b->len;
         rc = smbd_conn_rdma_write(ch->host.conn, (uint64_t)(uintptr_t)a->b, a->b->mem, len,
                                   a->descs, a->ndescs, 0);
-        if (chan_refused_for_memory(rc)) {
-            if ((rc = chan_pin_wait(ch, len, rc, now)) == BRIDGE_CHAN_WAIT)
+        if (bridge_chan_refused_for_memory(rc)) {
+            if ((rc = bridge_chan_pin_wait(ch, len, rc, now)) == BRIDGE_CHAN_WAIT)
                 return rc;
             answer_free(ch, a);
             return -1;
         }
         if (rc < 0) {
             answer_free(ch, a);
-            return chan_fail(ch, rc, "RDMA Write of a channel READ's data could not start");
+            return bridge_chan_fail(ch, rc, "RDMA Write of a channel READ's data could not start");
         }
         ch->pin_wait_since = 0;
-        rdma_list_add(s, a->b);
+        DL_APPEND(s->rdma, a->b);
         ch->stats.rdma_writes++;
         ch->stats.rdma_write_bytes += len;
         a->b = NULL;
@@ -204,7 +185,7 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
     if (rc == -EAGAIN)
         return BRIDGE_CHAN_WAIT; /* send buffers come back as earlier Sends complete */
     answer_free(ch, a);
-    return rc < 0 ? chan_fail(ch, rc, "SMB Direct send of a channel response failed") : 1;
+    return rc < 0 ? bridge_chan_fail(ch, rc, "SMB Direct send of a channel response failed") : 1;
 }
 
 /* The held answer, if any, carried on: 0 when none is left, BRIDGE_CHAN_WAIT while it
@@ -242,19 +223,19 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
      * reads (at most len bytes): without room for it the response waits in the stream. */
     if (smb2_hdr_decode(msg, len, &h) == 0 && (io = chan_table_find(&s->cs.ios, h.message_id)) &&
         io->kind == CHAN_READ && !smb2_hdr_is_interim(&h)) {
-        if (!chan_budget_allows(ch, len))
+        if (!bridge_chan_budget_allows(ch, len))
             return BRIDGE_CHAN_WAIT;
         /* the RDMA Write registers the data: at most the response less its header and
          * body (an error response carries none) */
         if (len > SMB2_READ_RESP_FIXED &&
             !smbd_conn_can_register(ch->host.conn, len - SMB2_READ_RESP_FIXED))
-            return chan_pin_wait(ch, (uint32_t)(len - SMB2_READ_RESP_FIXED), 0, now_ms);
+            return bridge_chan_pin_wait(ch, (uint32_t)(len - SMB2_READ_RESP_FIXED), 0, now_ms);
         ch->pin_wait_since = 0;
     }
     chan_server_on_response(&s->cs, msg, len, &res);
     rc = 0;
     if (res.action == CHAN_SERVER_ERROR)
-        rc = chan_fail(ch, -EPROTO, res.why);
+        rc = bridge_chan_fail(ch, -EPROTO, res.why);
     /* A client that asked for RDMA_V1_INVALIDATE may rely on it: cifs.ko (3.0.2 and
      * later) never invalidates locally and fast-registers the same MR again for its next
      * I/O, which kernel siw refuses while the STag is still valid (QP fatal error). */
@@ -272,12 +253,12 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
         if (!rc && res.action == CHAN_SERVER_WRITE_DATA && res.data_len > 0 &&
             (!(a->descs = calloc(res.io->ndescs, sizeof(*a->descs))) ||
              /* room was checked above, unless the READ was inside a compound response */
-             !(a->b = chan_buf_from_stream(ch, res.data, res.data_len))))
+             !(a->b = bridge_chan_buf_from_stream(ch, res.data, res.data_len))))
             rc = -ENOMEM;
         if (rc) {
             if (a)
                 answer_free(ch, a);
-            rc = chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for a READ's answer");
+            rc = bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for a READ's answer");
         } else {
             memcpy(a->resp, resp, resp_len);
             a->resp_len = resp_len;
@@ -293,7 +274,7 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
             }
         }
     }
-    chan_free_released(ch, &s->cs.ios);
+    bridge_chan_free_released(ch, &s->cs.ios);
     return rc;
 }
 
@@ -312,13 +293,13 @@ static int server_wants_whole(const struct bridge_chan *ch, const uint8_t *msg, 
 static void server_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status)
 {
     struct bridge_chan_server *s = server_of(ch);
-    struct chan_buf *b = (struct chan_buf *)(uintptr_t)cookie;
+    struct bridge_chan_buf *b = (struct bridge_chan_buf *)(uintptr_t)cookie;
     struct iovec iov[2];
 
-    rdma_list_del(s, b);
+    DL_DELETE(s->rdma, b);
     if (status < 0) {
-        chan_buf_free(ch, b);
-        chan_fail(ch, status, "RDMA channel: an RDMA Read or Write of SMB2 data failed");
+        bridge_chan_buf_free(ch, b);
+        bridge_chan_fail(ch, status, "RDMA channel: an RDMA Read or Write of SMB2 data failed");
         return;
     }
     if (b->head_len) { /* a WRITE's data arrived: the backend gets it inline */
@@ -326,9 +307,9 @@ static void server_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status
         iov[1] = (struct iovec){ b->mem, b->len };
         ch->stats.rdma_reads++;
         ch->stats.rdma_read_bytes += b->len;
-        chan_to_stream_buf(ch, iov, 2, b);
+        bridge_chan_to_stream_buf(ch, iov, 2, b);
     }
-    chan_buf_free(ch, b);
+    bridge_chan_buf_free(ch, b);
     server_start_writes(s); /* memory came free */
 }
 
@@ -345,25 +326,23 @@ static int server_retry(struct bridge_chan *ch)
 static void server_free(struct bridge_chan *ch)
 {
     struct bridge_chan_server *s = server_of(ch);
+    struct chan_pending *w, *wtmp;
+    struct bridge_chan_buf *b, *btmp;
 
     if (s->held_answer)
         answer_free(ch, s->held_answer);
-    while (s->pending) {
-        struct chan_pending *w = s->pending;
-
-        s->pending = w->next;
+    DL_FOREACH_SAFE(s->pending, w, wtmp) {
+        DL_DELETE(s->pending, w);
         free(w);
     }
     /* Buffers of RDMA operations still posted: the bridge frees its link right after,
      * which flushes them (their rdma_done never comes). */
-    while (s->rdma) {
-        struct chan_buf *b = s->rdma;
-
-        rdma_list_del(s, b);
-        chan_buf_free(ch, b);
+    DL_FOREACH_SAFE(s->rdma, b, btmp) {
+        DL_DELETE(s->rdma, b);
+        bridge_chan_buf_free(ch, b);
     }
     chan_table_release_all(&s->cs.ios);
-    chan_free_released(ch, &s->cs.ios);
+    bridge_chan_free_released(ch, &s->cs.ios);
     chan_server_fini(&s->cs);
     free(s);
 }
@@ -386,6 +365,5 @@ struct bridge_chan *bridge_chan_server_new(uint32_t max_io, const struct bridge_
     s->ch.ops = &server_ops;
     s->ch.host = *host;
     chan_server_init(&s->cs, max_io);
-    s->pending_tail = &s->pending;
     return &s->ch;
 }

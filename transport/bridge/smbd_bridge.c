@@ -34,7 +34,7 @@
 #include "sd_buf.h"
 #include "sd_libc.h"
 #include "smbd_framer.h"
-#include "smbd_link_int.h"
+#include "smbd_link.h"
 
 #define BRIDGE_SEND_HIGH     (4u << 20) /* engine send queue: stop reading the stream */
 #define BRIDGE_SEND_LOW      (1u << 20) /* ... and resume */

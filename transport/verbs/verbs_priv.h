@@ -82,12 +82,32 @@ struct sd_verbs_cm_event {
 int sd_verbs_require_device(const char *what);
 int sd_verbs_is_iwarp(const struct sockaddr *dst, socklen_t dstlen);
 
-/* verbs_cm.c */
+/* verbs_cm.c: what the active side (there) and the passive side (verbs_listen.c) share */
 /* Creates a non-blocking CM event channel and an RC (RDMA_PS_TCP) id on it. */
 int sd_verbs_new_cm_id(struct rdma_event_channel **ch, struct rdma_cm_id **id);
 int sd_verbs_channel_nonblock(int fd);
 int sd_verbs_wait_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
                            struct sd_verbs_cm_event *ev);
+/* Waits for event `want`; any other event is the failure it stands for. */
+int sd_verbs_expect_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
+                             enum rdma_cm_event_type want, struct sd_verbs_cm_event *ev);
+/* -EINVAL unless p holds depths and private data that fit. */
+int sd_verbs_check_params(const struct sd_cm_params *p);
+/* Limits the depths to what the device and rdma_conn_param (8 bits) can carry. */
+void sd_verbs_clamp_to_device(struct ibv_context *ctx, uint32_t *ird, uint32_t *ord);
+/* ... and to what the peer's rdma_conn_param allows. */
+void sd_verbs_clamp_to_peer(const struct rdma_conn_param *peer, uint32_t *ird, uint32_t *ord);
+/* Our private data: [Appendix A header] + the application's bytes. Returns its length. */
+uint8_t sd_verbs_private_data(uint8_t *buf, const struct sd_cm_params *p, int with_header,
+                              uint32_t hdr_ird, uint32_t hdr_ord);
+void sd_verbs_fill_conn_param(struct rdma_conn_param *cp, uint32_t ird, uint32_t ord,
+                              const uint8_t *pd, uint8_t pd_len);
+/* An IPv4 or IPv6 address (else zeroes) into dst. */
+void sd_verbs_copy_addr(struct sockaddr_storage *dst, const struct sockaddr *src);
+/* Fills result; the peer's private data goes after skip bytes (its header). */
+void sd_verbs_fill_result(struct sd_cm_result *r, struct rdma_cm_id *id, uint32_t ird,
+                          uint32_t ord, const struct sd_verbs_cm_event *ev, size_t skip,
+                          int legacy_le);
 
 /* verbs_qp.c */
 /* Builds the QP, CQ, completion channel and fd() set on a resolved (active) or

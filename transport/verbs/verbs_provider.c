@@ -1,5 +1,6 @@
 /* transport/verbs/verbs_provider.c — the rdma-core verbs provider's entry points
- * (provider.h), implemented by verbs_cm.c, verbs_qp.c, verbs_mem.c, verbs_device.c. */
+ * (provider.h), implemented by verbs_cm.c, verbs_listen.c, verbs_qp.c, verbs_mem.c,
+ * verbs_device.c. */
 #include "verbs_priv.h"
 
 const struct sd_provider_ops sd_verbs_provider = {

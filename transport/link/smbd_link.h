@@ -1,6 +1,7 @@
-/* transport/bridge/smbd_link.h — an SMB Direct connection with its provider: dial (active
+/* transport/link/smbd_link.h — an SMB Direct connection with its provider: dial (active
  * side: RDMA connect + MS-SMBD negotiate, synchronously and bounded by a timeout, as
- * the preload shim's connect() needs) and accept (passive side, for the relay). */
+ * the preload shim's connect() needs) and accept (passive side, for the relay); then, for
+ * the owner of an established link (the bridge), the engine and an sd_loop driving it. */
 #ifndef SMBDIRECT_SMBD_LINK_H
 #define SMBDIRECT_SMBD_LINK_H
 
@@ -62,5 +63,24 @@ uint32_t smbd_link_planned_io(const struct smbd_link_opts *o, enum smbd_role rol
 uint32_t smbd_link_io_limit(const struct smbd_link *k);
 const struct sd_cm_result *smbd_link_cm(const struct smbd_link *k);
 void smbd_link_free(struct smbd_link *k); /* disconnects if still connected */
+
+/* ---- for the owner of an established link (the bridge) ---- */
+
+struct smbd_conn *smbd_link_engine(struct smbd_link *k);
+const struct sd_provider_ops *smbd_link_provider(const struct smbd_link *k);
+
+/* From now on the engine calls up/ctx directly (NULL: the link's own upcalls again, as
+ * while negotiating; then completions stop being polled once the link is established,
+ * so no message is delivered to nobody). up->deliver_fragment must be set. */
+void smbd_link_set_upper(struct smbd_link *k, const struct smbd_upper *up, void *ctx);
+
+/* loop watches the provider fd and runs the engine's timers, and before it sleeps moves
+ * whatever the owner's engine calls (smbd_conn_send, pause/resume, disconnect) asked
+ * of the provider (a prepare hook); after(ctx) (may be NULL) runs at the end of each
+ * such callback, outside any engine call. Polls the provider once right away, for
+ * completions it may already hold. 0 or -errno. */
+int smbd_link_attach(struct smbd_link *k, struct sd_loop *loop, void (*after)(void *ctx),
+                     void *ctx);
+void smbd_link_detach(struct smbd_link *k);
 
 #endif
