@@ -1,0 +1,246 @@
+/* transport/bridge/bridge_end.c — how a bridge ends: the stream's EOF (the program's
+ * half-close, whose answers are still awaited), the program's exit (smbd_bridge_finish),
+ * the orderly disconnect of the link, the peer's orderly close (flushing what it
+ * delivered), failures, and the end itself: everything freed, the stream closed (with
+ * EOF, a reset, or drained of what the program still writes) and on_end called. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bridge_int.h"
+#include "buf_pool.h"
+#include "log.h"
+#include "sd_libc.h"
+#include "smbd_link_int.h"
+
+/* After a failed end of a local (AF_UNIX) stream the program reads EOF, and what it
+ * still writes is read and discarded until it closes: it sees an ordinary end of
+ * the connection and an error from its protocol layer, not SIGPIPE/EPIPE. */
+struct bridge_drain {
+    struct sd_loop *loop;
+    int fd;
+};
+
+/* Reads and drops what fd holds: 1 while it stays open (nothing more now), 0 at its EOF
+ * or error. */
+static int discard_input(int fd)
+{
+    char scratch[65536];
+    ssize_t n;
+
+    while ((n = read(fd, scratch, sizeof(scratch))) > 0)
+        ;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
+
+static void bridge_drain_cb(void *ctx, int revents)
+{
+    struct bridge_drain *d = ctx;
+
+    (void)revents;
+    if (discard_input(d->fd))
+        return;
+    sd_loop_del_fd(d->loop, d->fd);
+    close(d->fd);
+    free(d);
+}
+
+static void bridge_close_stream(struct smbd_bridge *b)
+{
+    struct bridge_drain *d;
+
+    if (b->end_err != 0 && b->is_tcp && !b->orderly) {
+        struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
+
+        sd_libc()->setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    } else if (b->end_err != 0 && (d = malloc(sizeof(*d))) != NULL) {
+        d->loop = b->loop;
+        d->fd = b->fd;
+        shutdown(b->fd, SHUT_WR);
+        if (sd_loop_add_fd(b->loop, b->fd, SD_EV_IN, bridge_drain_cb, d) == 0)
+            return;
+        free(d);
+    }
+    shutdown(b->fd, SHUT_RDWR);
+    close(b->fd);
+}
+
+static void bridge_end_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+    struct smbd_bridge_stats st = { 0 };
+
+    (void)now;
+    if (b->close_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->close_timer);
+    if (b->retry_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->retry_timer);
+    if (b->half_close_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->half_close_timer);
+    smb2_pending_fini(&b->pending);
+    if (b->end_err == 0 && out_queue_len(&b->outq) > 0)
+        (void)out_queue_write(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
+    smbd_bridge_get_stats(b, &st);
+    st.reason = b->end_reason;
+    bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
+    smbd_link_set_upper(b->link, NULL, NULL);
+    smbd_link_free(b->link);
+    bridge_close_stream(b);
+    smbd_framer_destroy(&b->framer);
+    out_queue_free(&b->outq);
+    sd_buf_free(&b->held);
+    sd_buf_free(&b->whole);
+    if (b->held_alloc)
+        buf_pool_put(b->held_alloc, b->held_cap);
+    buf_pool_unref();
+    b->on_end(b->ctx, &st, b->end_err);
+    free(b);
+}
+
+void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (b->ending)
+        return;
+    b->ending = 1;
+    b->end_err = err;
+    va_start(ap, fmt);
+    vsnprintf(b->end_reason, sizeof(b->end_reason), fmt, ap);
+    va_end(ap);
+    if (b->watched >= 0)
+        sd_loop_del_fd(b->loop, b->fd);
+    b->watched = -1;
+    b->end_timer = sd_loop_add_timer(b->loop, 0, bridge_end_cb, b);
+    if (b->end_timer < 0) /* cannot defer: the loop is out of memory; end on the close timer */
+        sd_error("bridge: cannot schedule the end: %s", strerror((int)-b->end_timer));
+    /* What the program sent cannot be carried: say why and what to do. Link losses
+     * were logged by the engine already. */
+    if (err == -EPROTO || err == -EMSGSIZE)
+        sd_error("SMB Direct connection closed: %s", b->end_reason);
+    else
+        sd_debug("bridge fd %d ending: %s", b->fd, b->end_reason);
+}
+
+static void bridge_close_timeout_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+
+    (void)now;
+    b->close_timer = 0;
+    if (!b->ending)
+        bridge_fail(b, 0, "stream closed; SMB Direct disconnect not confirmed in %d ms",
+                    BRIDGE_CLOSE_MS);
+}
+
+/* Flushing: once every delivered byte is in the stream, it ends with EOF (TCP's FIN
+ * after the last byte), not a reset. */
+void bridge_flush_step(struct smbd_bridge *b)
+{
+    if (b->ending || out_queue_len(&b->outq) > 0)
+        return;
+    b->orderly = 1;
+    bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
+                "3.1.7.1); every byte it sent was delivered");
+}
+
+void bridge_terminated(void *ctx, int err, const char *reason)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->disconnecting && err == 0) {
+        bridge_fail(b, 0, "stream closed; SMB Direct disconnected");
+    } else if (smbd_conn_peer_closed(b->conn) && !b->mid_message && !b->whole_active &&
+               sd_buf_len(&b->held) == 0) {
+        /* Between messages: like TCP, every byte the peer sent before it closed reaches
+         * the stream before its end, however slowly the program or backend reads. */
+        b->flushing = 1;
+        bridge_flush_step(b);
+    } else {
+        bridge_fail(b, err ? err : -ECONNRESET, "SMB Direct: %s", reason);
+    }
+}
+
+/* Flushing: the stream's writability takes more of the queue; what the program or
+ * backend still writes is read and dropped. */
+void bridge_flushing_stream_event(struct smbd_bridge *b, int revents)
+{
+    if (revents & SD_EV_OUT)
+        bridge_flush(b);
+    /* What the program or backend still writes has nowhere to go: read and dropped,
+     * so it never blocks on a full socket. */
+    if (!b->ending && (revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) &&
+        !discard_input(b->fd)) {
+        b->orderly = 1; /* the other side is gone too: nothing left to deliver */
+        bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order "
+                    "(MS-SMBD 3.1.7.1); the stream ended before all was written");
+    }
+}
+
+static void bridge_half_close_cb(void *ctx, uint64_t now)
+{
+    struct smbd_bridge *b = ctx;
+
+    (void)now;
+    b->half_close_timer = 0;
+    b->half_close_expired = 1;
+    bridge_sync(b);
+}
+
+void bridge_stream_eof(struct smbd_bridge *b)
+{
+    b->stream_eof = 1;
+    if (b->track_requests)
+        b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
+                                                bridge_half_close_cb, b);
+    if (smbd_framer_buffered(&b->framer) > 0)
+        sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
+                 smbd_framer_buffered(&b->framer));
+}
+
+/* TCP's half-close, which SMB Direct cannot carry: after the program's shutdown(SHUT_WR)
+ * a TCP server still answers what it was asked before it closes, so the link stays up
+ * until every request the program sent has its final response written to the stream.
+ * The program's full close (HUP), unreadable (encrypted) traffic past
+ * BRIDGE_HALF_CLOSE_MS, or that bound itself end the wait. */
+static int awaits_answers(const struct smbd_bridge *b)
+{
+    if (b->program_exiting) /* nobody reads answers: only the peer's RDMA must finish */
+        return b->chan && bridge_chan_busy(b->chan) && !b->half_close_expired;
+    if (!b->track_requests || b->hup || b->half_close_expired)
+        return 0;
+    return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
+           out_queue_len(&b->outq) > 0;
+}
+
+void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)
+{
+    if (b->stream_eof && !b->disconnecting && !b->ending && !b->mem_wait && !b->held_alloc &&
+        smbd_conn_send_queued(b->conn) == 0 && !awaits_answers(b)) {
+        b->disconnecting = 1;
+        smbd_conn_disconnect(b->conn);
+        b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS,
+                                           bridge_close_timeout_cb, b);
+    }
+}
+
+void smbd_bridge_finish(struct smbd_bridge *b)
+{
+    if (b->ending)
+        return;
+    if (b->flushing) { /* the link is gone already: nobody will read the rest */
+        bridge_fail(b, -ECONNRESET, "the program exited before reading all the peer sent");
+        return;
+    }
+    b->program_exiting = 1;
+    bridge_sync(b);
+}
+
+void smbd_bridge_stop(struct smbd_bridge *b, const char *reason)
+{
+    bridge_fail(b, -ECANCELED, "%s", reason);
+}

@@ -1,0 +1,141 @@
+/* transport/bridge/bridge_int.h — the bridge's private header: struct smbd_bridge, its
+ * tunables, and the functions its files call across (smbd_bridge.c: start, events and
+ * bridge_sync; bridge_to_stream.c: link -> stream; bridge_from_stream.c: stream -> link;
+ * bridge_end.c: how it ends). Internal to transport/bridge/. */
+#ifndef SMBDIRECT_BRIDGE_INT_H
+#define SMBDIRECT_BRIDGE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "bridge_chan.h"
+#include "out_queue.h"
+#include "sd_buf.h"
+#include "smb2_pending.h"
+#include "smbd_bridge.h"
+#include "smbd_framer.h"
+
+#define BRIDGE_SEND_HIGH     (4u << 20) /* engine send queue: stop reading the stream */
+#define BRIDGE_SEND_LOW      (1u << 20) /* ... and resume */
+#define BRIDGE_STREAM_HIGH   (4u << 20) /* stream write queue: pause receive credits */
+#define BRIDGE_STREAM_LOW    (1u << 20) /* ... and resume */
+#define BRIDGE_READ_BUDGET   (4u << 20) /* stream bytes read per event, for fairness */
+#define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
+#define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
+#define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
+#define BRIDGE_CHAN_RETRY_MS 2          /* retry while a message waits for memory */
+#define BRIDGE_SEND_WAIT     BRIDGE_CHAN_WAIT /* bridge_send_message: no send buffers now */
+#define BRIDGE_HALF_CLOSE_MS 10000      /* after the program's SHUT_WR: the most we wait for
+                                           the answers to what it asked */
+#define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
+#define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
+
+typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
+
+struct smbd_bridge {
+    struct sd_loop *loop;
+    struct smbd_link *link;
+    struct smbd_conn *conn;
+    int fd;
+    int is_tcp;
+    int watched;            /* events the stream fd is watched for, -1: not watched */
+    int hup;                /* the stream reported HUP (watch only while reading it) */
+    struct smbd_framer framer;
+    struct out_queue outq;  /* delivered bytes the stream has not taken yet */
+    int out_blocked;        /* the stream socket is full: write again once writable */
+    int mid_message;        /* a delivered message is part-way into the stream */
+    struct sd_buf held;     /* the channel's messages waiting for that message's end */
+
+    struct bridge_chan *chan;  /* the READ/WRITE channel, NULL when off */
+    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
+    int whole_active;
+    int skip;               /* the channel took the message being delivered */
+
+    int send_blocked;       /* engine send queue high: not reading the stream */
+    int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
+    size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
+    int offered_taken;      /* ... and the channel took its buffer (chan_take_message_cb) */
+    int mem_wait;           /* no memory for the next stream message now (channel buffers,
+                               or registered send buffers near RLIMIT_MEMLOCK): it stays in
+                               the framer (or in held_msg), the stream is not read */
+    uint8_t *held_alloc;    /* a large message taken from the framer whose copy into send */
+    size_t held_cap;        /* buffers must wait for memory: its allocation, */
+    const uint8_t *held_msg; /* ... where it lies in it and its length */
+    size_t held_len;
+    int64_t retry_timer;    /* armed while a message or the channel waits for memory */
+    int recv_paused;        /* stream queue high: receive credits paused */
+    int stream_eof;
+    int program_exiting;    /* smbd_bridge_finish: the stream drained means its EOF */
+    int disconnecting;
+    int flushing;           /* the peer closed in order: writing what it delivered */
+    int track_requests;     /* client role: half-close waits for pending's answers */
+    struct smb2_pending pending; /* the program's SMB2 requests not answered yet */
+    int64_t half_close_timer;
+    int half_close_expired;
+    int orderly;            /* ending after flushing: the stream gets EOF, never RST */
+    int64_t close_timer;
+
+    int ending;
+    int end_err;
+    char end_reason[256];
+    int64_t end_timer;
+
+    uint64_t bytes_in, bytes_out;
+    bridge_end_fn on_end;
+    void *ctx;
+    void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
+};
+
+/* smbd_bridge.c: flow control and whatever is due after every link or stream event,
+ * outside engine calls. */
+void bridge_sync(struct smbd_bridge *b);
+
+/* Whether the stream is not read now: the engine's send queue is full, or the message
+ * at the framer's head (or held_msg) waits for memory. */
+static inline int bridge_stream_held(const struct smbd_bridge *b)
+{
+    return b->send_blocked || b->mem_wait;
+}
+
+/* ---- bridge_to_stream.c: link -> stream ---- */
+
+/* Writes the stream queue; the socket is full (out_blocked) when bytes remain. */
+void bridge_flush(struct smbd_bridge *b);
+/* The engine's upcalls (struct smbd_upper) that deliver to the stream. */
+void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                             int first);
+void bridge_invalidated(void *ctx, uint32_t token);
+void bridge_rdma_done(void *ctx, uint64_t cookie, int status);
+/* bridge_chan_host.to_stream. */
+int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                          size_t cap);
+
+/* ---- bridge_from_stream.c: stream -> link ---- */
+
+/* Reads the stream up to the budget, sending complete messages as they arrive. */
+void bridge_read_stream(struct smbd_bridge *b);
+/* Sends the complete messages the framer holds while the engine queue has room. */
+void bridge_send_buffered(struct smbd_bridge *b, uint64_t now);
+/* Offers freed memory to what waits for it; looks again shortly while anything waits. */
+void bridge_mem_wait(struct smbd_bridge *b, uint64_t now);
+/* bridge_chan_host.take_message. */
+int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap);
+
+/* ---- bridge_end.c: how the bridge ends ---- */
+
+/* Records the first reason and ends the bridge from the loop, outside engine calls. */
+void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The stream reported EOF (or, at program exit, has nothing more). */
+void bridge_stream_eof(struct smbd_bridge *b);
+/* After the stream's EOF: disconnects the link once nothing is left to send or await. */
+void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now);
+/* Flushing: ends the bridge once every delivered byte is in the stream. */
+void bridge_flush_step(struct smbd_bridge *b);
+/* A stream event while flushing. */
+void bridge_flushing_stream_event(struct smbd_bridge *b, int revents);
+/* The engine's upcall: the SMB Direct connection ended. */
+void bridge_terminated(void *ctx, int err, const char *reason);
+
+#endif

@@ -1,0 +1,243 @@
+/* transport/bridge/smbd_bridge.c — the data pump between a Direct-TCP byte stream and an SMB
+ * Direct link on an sd_loop (see smbd_bridge.h): starting a bridge, the stream's events,
+ * and bridge_sync, which runs after every link event and every stream event, outside
+ * engine calls: engine upcalls only record state, bridge_sync applies flow control and
+ * moves the bridge towards its end. Receive credits are paused above BRIDGE_STREAM_HIGH
+ * bytes queued for the stream and resumed below BRIDGE_STREAM_LOW.
+ * The rest of the bridge: bridge_to_stream.c (link -> stream), bridge_from_stream.c
+ * (stream -> link), bridge_end.c (half-close, program exit, flushing, disconnect,
+ * failure and the end itself); bridge_int.h holds the struct. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bridge_int.h"
+#include "buf_pool.h"
+#include "log.h"
+#include "sd_libc.h"
+#include "smbd_link_int.h"
+
+void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st)
+{
+    memset(st, 0, sizeof(*st));
+    smbd_conn_get_stats(b->conn, &st->smbd);
+    smbd_conn_query(b->conn, &st->params);
+    st->stream_bytes_in = b->bytes_in;
+    st->stream_bytes_out = b->bytes_out;
+    if (b->chan)
+        bridge_chan_get_stats(b->chan, &st->chan);
+}
+
+static void bridge_host_fail(void *ctx, int err, const char *why)
+{
+    bridge_fail(ctx, err, "%s", why);
+}
+
+static size_t bridge_host_backlog(void *ctx)
+{
+    struct smbd_bridge *b = ctx;
+
+    return out_queue_len(&b->outq);
+}
+
+static void bridge_host_inline_io(void *ctx)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->on_inline_io)
+        b->on_inline_io(b->ctx);
+}
+
+static const struct smbd_upper bridge_upper = {
+    .deliver_fragment = bridge_deliver_fragment,
+    .invalidated = bridge_invalidated,
+    .rdma_done = bridge_rdma_done,
+    .terminated = bridge_terminated,
+};
+
+static void bridge_watch_stream(struct smbd_bridge *b);
+
+static void bridge_stream_cb(void *ctx, int revents)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->flushing) {
+        bridge_flushing_stream_event(b, revents);
+        bridge_sync(b);
+        return;
+    }
+    if (revents & SD_EV_ERR) {
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+
+        sd_libc()->getsockopt(b->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+        bridge_fail(b, soerr ? -soerr : -EIO, "stream error: %s",
+                    strerror(soerr ? soerr : EIO));
+        return;
+    }
+    if (revents & SD_EV_OUT) {
+        bridge_flush(b);
+        if (b->ending)
+            return;
+    }
+    if (revents & SD_EV_HUP)
+        b->hup = 1;
+    if ((revents & (SD_EV_IN | SD_EV_HUP)) && (b->watched & SD_EV_IN))
+        bridge_read_stream(b);
+    bridge_sync(b);
+}
+
+static void bridge_watch_stream(struct smbd_bridge *b)
+{
+    int want = 0, rc = 0;
+
+    if (b->flushing)
+        want |= SD_EV_IN; /* read and dropped */
+    else if (!b->stream_eof && !bridge_stream_held(b) && !b->disconnecting)
+        want |= SD_EV_IN;
+    if (out_queue_len(&b->outq) > 0)
+        want |= SD_EV_OUT;
+    if (want == 0 && b->hup)
+        want = -1; /* a hung-up fd would report HUP forever: stop watching it */
+    if (want == b->watched)
+        return;
+    if (want < 0)
+        rc = sd_loop_del_fd(b->loop, b->fd);
+    else if (b->watched < 0)
+        rc = sd_loop_add_fd(b->loop, b->fd, want, bridge_stream_cb, b);
+    else
+        rc = sd_loop_mod_fd(b->loop, b->fd, want);
+    b->watched = want;
+    if (rc < 0)
+        bridge_fail(b, rc, "cannot watch the stream: %s", strerror(-rc));
+}
+
+void bridge_sync(struct smbd_bridge *b)
+{
+    uint64_t now = sd_now_ms();
+    size_t outq = out_queue_len(&b->outq);
+
+    if (!b->ending && !b->out_blocked && outq > 0) {
+        bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
+        outq = out_queue_len(&b->outq);
+    }
+    if (b->ending)
+        return;
+    if (b->flushing) { /* the link is gone: only the stream's output is left */
+        bridge_flush_step(b);
+        if (!b->ending)
+            bridge_watch_stream(b);
+        return;
+    }
+    if (!b->recv_paused && outq >= BRIDGE_STREAM_HIGH) {
+        b->recv_paused = 1;
+        smbd_conn_pause_receive(b->conn, 1, now);
+    } else if (b->recv_paused && outq <= BRIDGE_STREAM_LOW) {
+        b->recv_paused = 0;
+        smbd_conn_pause_receive(b->conn, 0, now); /* the credits go out before the loop sleeps */
+    }
+    if (b->send_blocked && smbd_conn_send_queued(b->conn) <= BRIDGE_SEND_LOW) {
+        b->send_blocked = 0;
+        bridge_send_buffered(b, now); /* messages already in the framer need no event */
+    }
+    bridge_mem_wait(b, now);
+    if (b->program_exiting && !b->stream_eof && !bridge_stream_held(b))
+        bridge_read_stream(b); /* to the end of what the exiting program wrote */
+    bridge_disconnect_when_done(b, now);
+    if (!b->ending)
+        bridge_watch_stream(b);
+}
+
+static void bridge_after_link(void *ctx)
+{
+    bridge_sync(ctx);
+}
+
+static uint64_t or_unbounded(uint64_t limit)
+{
+    return limit ? limit : UINT64_MAX;
+}
+
+static int stream_is_tcp(int fd)
+{
+    int domain = 0;
+    socklen_t sl = sizeof(domain);
+
+    return sd_libc()->getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &sl) == 0 &&
+           (domain == AF_INET || domain == AF_INET6);
+}
+
+struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
+                                      const struct smbd_bridge_opts *opts, bridge_end_fn on_end,
+                                      void *ctx)
+{
+    struct smbd_bridge *b = calloc(1, sizeof(*b));
+    struct smbd_params p;
+    int flags = fcntl(stream_fd, F_GETFL), rc;
+
+    if (!b || flags < 0 || fcntl(stream_fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+        smbd_conn_query(smbd_link_conn(link), &p) < 0) {
+        sd_error("bridge: cannot start on fd %d", stream_fd);
+        goto fail;
+    }
+    *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
+                               .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
+                               .watched = -1, .on_end = on_end, .ctx = ctx,
+                               .on_inline_io = opts ? opts->on_inline_io : NULL,
+                               .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
+    smb2_pending_init(&b->pending);
+    buf_pool_ref(); /* released in the end, or below on failure */
+    out_queue_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    if (opts && opts->channel != BRIDGE_CHAN_OFF) {
+        const struct bridge_chan_host host = { .conn = b->conn, .ctx = b,
+                                               .remote_invalidation =
+                                                   smbd_link_provider(link)->remote_invalidation,
+                                               .to_stream = bridge_host_to_stream,
+                                               .fail = bridge_host_fail,
+                                               .inline_io = bridge_host_inline_io,
+                                               .stream_backlog = bridge_host_backlog,
+                                               .take_message = bridge_host_take_message,
+                                               .mem_limit = or_unbounded(opts->channel_memory),
+                                               .mem_limit_total =
+                                                   or_unbounded(opts->channel_memory_total) };
+
+        if (!(b->chan = bridge_chan_new(opts->channel, opts->channel_threshold, &host)))
+            goto fail;
+    }
+    /* With the channel a client's large WRITE leaves as a small request: the framer
+     * takes any Direct-TCP length, and what still cannot be sent inline is refused by
+     * the engine (fail_too_large). */
+    rc = smbd_framer_init(&b->framer, !b->chan && p.neg.max_fragmented_send_size <
+                                                       SMBD_FRAMER_MAX_MSG
+                                          ? p.neg.max_fragmented_send_size
+                                          : SMBD_FRAMER_MAX_MSG);
+    if (rc < 0)
+        goto fail;
+    smbd_conn_set_send_low_water(b->conn, BRIDGE_SEND_LOW);
+    smbd_link_set_upper(link, &bridge_upper, b);
+    rc = smbd_link_attach(link, loop, bridge_after_link, b);
+    if (rc < 0) {
+        smbd_link_set_upper(link, NULL, NULL);
+        goto fail;
+    }
+    if (smbd_conn_is_terminated(b->conn))
+        bridge_fail(b, -ECONNRESET, "SMB Direct connection ended before the bridge started");
+    bridge_sync(b);
+    return b;
+
+fail:
+    if (b && b->link) {
+        bridge_chan_free(b->chan);
+        buf_pool_unref();
+    }
+    free(b);
+    smbd_link_free(link);
+    close(stream_fd);
+    return NULL;
+}
+
