@@ -53,7 +53,7 @@ static void bridge_close_stream(struct smbd_bridge *b)
 {
     struct bridge_drain *d;
 
-    if (b->end_err != 0 && b->is_tcp && !b->orderly) {
+    if (b->state == BRIDGE_FAILED && b->is_tcp) {
         struct linger lg = { .l_onoff = 1, .l_linger = 0 }; /* close sends RST */
 
         sd_libc()->setsockopt(b->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -101,17 +101,14 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     free(b);
 }
 
-void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+/* Both ends: the state, the first reason, the end scheduled on the loop. */
+static void bridge_schedule_end(struct smbd_bridge *b, enum bridge_state final, int err,
+                                const char *fmt, va_list ap)
 {
-    va_list ap;
-
-    if (b->ending)
+    if (bridge_ended(b) || bridge_enter(b, final) < 0)
         return;
-    b->ending = 1;
     b->end_err = err;
-    va_start(ap, fmt);
     vsnprintf(b->end_reason, sizeof(b->end_reason), fmt, ap);
-    va_end(ap);
     if (b->watched >= 0)
         sd_loop_del_fd(b->loop, b->fd);
     b->watched = -1;
@@ -126,40 +123,59 @@ void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
         sd_debug("bridge fd %d ending: %s", b->fd, b->end_reason);
 }
 
+void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    bridge_schedule_end(b, BRIDGE_FAILED, err, fmt, ap);
+    va_end(ap);
+}
+
+void bridge_close(struct smbd_bridge *b, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    bridge_schedule_end(b, BRIDGE_CLOSED, err, fmt, ap);
+    va_end(ap);
+}
+
 static void bridge_close_timeout_cb(void *ctx, uint64_t now)
 {
     struct smbd_bridge *b = ctx;
 
     (void)now;
     b->close_timer = 0;
-    if (!b->ending)
-        bridge_fail(b, 0, "stream closed; SMB Direct disconnect not confirmed in %d ms",
-                    BRIDGE_CLOSE_MS);
+    if (b->state == BRIDGE_DISCONNECTING)
+        bridge_close(b, 0, "stream closed; SMB Direct disconnect not confirmed in %d ms",
+                     BRIDGE_CLOSE_MS);
 }
 
 /* Flushing: once every delivered byte is in the stream, it ends with EOF (TCP's FIN
  * after the last byte), not a reset. */
 void bridge_flush_step(struct smbd_bridge *b)
 {
-    if (b->ending || out_queue_len(&b->outq) > 0)
+    if (b->state != BRIDGE_FLUSHING || out_queue_len(&b->outq) > 0)
         return;
-    b->orderly = 1;
-    bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
-                "3.1.7.1); every byte it sent was delivered");
+    bridge_close(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
+                 "3.1.7.1); every byte it sent was delivered");
 }
 
 void bridge_terminated(void *ctx, int err, const char *reason)
 {
     struct smbd_bridge *b = ctx;
 
-    if (b->disconnecting && err == 0) {
-        bridge_fail(b, 0, "stream closed; SMB Direct disconnected");
-    } else if (smbd_conn_peer_closed(b->conn) && !b->mid_message && !b->whole_active &&
-               sd_buf_len(&b->held) == 0) {
+    if (bridge_ended(b))
+        return;
+    if (b->state == BRIDGE_DISCONNECTING && err == 0) {
+        bridge_close(b, 0, "stream closed; SMB Direct disconnected");
+    } else if (b->state != BRIDGE_DISCONNECTING && smbd_conn_peer_closed(b->conn) &&
+               !b->mid_message && !b->whole_active && sd_buf_len(&b->held) == 0) {
         /* Between messages: like TCP, every byte the peer sent before it closed reaches
          * the stream before its end, however slowly the program or backend reads. */
-        b->flushing = 1;
-        bridge_flush_step(b);
+        if (bridge_enter(b, BRIDGE_FLUSHING) == 0)
+            bridge_flush_step(b);
     } else {
         bridge_fail(b, err ? err : -ECONNRESET, "SMB Direct: %s", reason);
     }
@@ -173,12 +189,10 @@ void bridge_flushing_stream_event(struct smbd_bridge *b, int revents)
         bridge_flush(b);
     /* What the program or backend still writes has nowhere to go: read and dropped,
      * so it never blocks on a full socket. */
-    if (!b->ending && (revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) &&
-        !discard_input(b->fd)) {
-        b->orderly = 1; /* the other side is gone too: nothing left to deliver */
-        bridge_fail(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order "
-                    "(MS-SMBD 3.1.7.1); the stream ended before all was written");
-    }
+    if (!bridge_ended(b) && (revents & (SD_EV_IN | SD_EV_HUP | SD_EV_ERR)) &&
+        !discard_input(b->fd)) /* the other side is gone too: nothing left to deliver */
+        bridge_close(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order "
+                     "(MS-SMBD 3.1.7.1); the stream ended before all was written");
 }
 
 static void bridge_half_close_cb(void *ctx, uint64_t now)
@@ -187,13 +201,15 @@ static void bridge_half_close_cb(void *ctx, uint64_t now)
 
     (void)now;
     b->half_close_timer = 0;
-    b->half_close_expired = 1;
+    if (b->state == BRIDGE_HALF_CLOSED || b->state == BRIDGE_FINISHED)
+        bridge_enter(b, BRIDGE_CLOSING); /* no more waiting for answers */
     bridge_sync(b);
 }
 
 void bridge_stream_eof(struct smbd_bridge *b)
 {
-    b->stream_eof = 1;
+    if (bridge_enter(b, b->state == BRIDGE_FINISHING ? BRIDGE_FINISHED : BRIDGE_HALF_CLOSED) < 0)
+        return;
     if (b->track_requests)
         b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
                                                 bridge_half_close_cb, b);
@@ -204,14 +220,14 @@ void bridge_stream_eof(struct smbd_bridge *b)
 
 /* TCP's half-close, which SMB Direct cannot carry: after the program's shutdown(SHUT_WR)
  * a TCP server still answers what it was asked before it closes, so the link stays up
- * until every request the program sent has its final response written to the stream.
- * The program's full close (HUP), unreadable (encrypted) traffic past
- * BRIDGE_HALF_CLOSE_MS, or that bound itself end the wait. */
+ * (HALF_CLOSED) until every request the program sent has its final response written to
+ * the stream. The program's full close (HUP), unreadable (encrypted) traffic past
+ * BRIDGE_HALF_CLOSE_MS, or that bound itself (-> CLOSING) end the wait. */
 static int awaits_answers(const struct smbd_bridge *b)
 {
-    if (b->program_exiting) /* nobody reads answers: only the peer's RDMA must finish */
-        return b->chan && bridge_chan_busy(b->chan) && !b->half_close_expired;
-    if (!b->track_requests || b->hup || b->half_close_expired)
+    if (b->state == BRIDGE_FINISHED) /* nobody reads answers: only the peer's RDMA must end */
+        return b->chan && bridge_chan_busy(b->chan);
+    if (b->state != BRIDGE_HALF_CLOSED || !b->track_requests || b->hup)
         return 0;
     return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
            out_queue_len(&b->outq) > 0;
@@ -219,24 +235,35 @@ static int awaits_answers(const struct smbd_bridge *b)
 
 void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)
 {
-    if (b->stream_eof && !b->disconnecting && !b->ending && !b->mem_wait && !b->held_alloc &&
-        smbd_conn_send_queued(b->conn) == 0 && !awaits_answers(b)) {
-        b->disconnecting = 1;
-        smbd_conn_disconnect(b->conn);
-        b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS,
-                                           bridge_close_timeout_cb, b);
-    }
+    if (b->state != BRIDGE_HALF_CLOSED && b->state != BRIDGE_FINISHED &&
+        b->state != BRIDGE_CLOSING)
+        return;
+    if (b->mem_wait || b->held_alloc || smbd_conn_send_queued(b->conn) > 0 || awaits_answers(b))
+        return;
+    if (bridge_enter(b, BRIDGE_DISCONNECTING) < 0)
+        return;
+    smbd_conn_disconnect(b->conn);
+    b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS, bridge_close_timeout_cb, b);
 }
 
 void smbd_bridge_finish(struct smbd_bridge *b)
 {
-    if (b->ending)
-        return;
-    if (b->flushing) { /* the link is gone already: nobody will read the rest */
+    switch (b->state) {
+    case BRIDGE_OPEN:
+        bridge_enter(b, BRIDGE_FINISHING); /* bridge_sync reads the stream to its end */
+        break;
+    case BRIDGE_HALF_CLOSED:
+        bridge_enter(b, BRIDGE_FINISHED); /* the answers will not be read */
+        break;
+    case BRIDGE_FLUSHING: /* the link is gone already: nobody will read the rest */
         bridge_fail(b, -ECONNRESET, "the program exited before reading all the peer sent");
         return;
+    case BRIDGE_CLOSED:
+    case BRIDGE_FAILED:
+        return;
+    default: /* FINISHING, FINISHED, CLOSING, DISCONNECTING: on their way already */
+        break;
     }
-    b->program_exiting = 1;
     bridge_sync(b);
 }
 

@@ -129,9 +129,9 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     size_t len;
     int rc;
 
-    if (!b->ending && !bridge_stream_held(b) && bridge_send_held(b, now) != 0)
+    if (!bridge_ended(b) && !bridge_stream_held(b) && bridge_send_held(b, now) != 0)
         return;
-    while (!b->ending && !bridge_stream_held(b)) {
+    while (!bridge_ended(b) && !bridge_stream_held(b)) {
         rc = smbd_framer_peek(&b->framer, &msg, &len, &why);
         if (rc == 0)
             return;
@@ -189,7 +189,7 @@ void bridge_read_stream(struct smbd_bridge *b)
     size_t budget = BRIDGE_READ_BUDGET;
 
     bridge_send_buffered(b, now);
-    while (!b->ending && !bridge_stream_held(b) && !b->stream_eof && budget > 0) {
+    while (bridge_reads_stream(b) && !bridge_stream_held(b) && budget > 0) {
         uint8_t *dst;
         size_t room;
         ssize_t n;
@@ -209,7 +209,7 @@ void bridge_read_stream(struct smbd_bridge *b)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
                 bridge_fail(b, -errno, "stream read: %s", strerror(errno));
-            else if (b->program_exiting)
+            else if (b->state == BRIDGE_FINISHING)
                 bridge_stream_eof(b);
             break;
         }
@@ -218,7 +218,7 @@ void bridge_read_stream(struct smbd_bridge *b)
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);
         if ((size_t)n < room) {
-            if (b->program_exiting)
+            if (b->state == BRIDGE_FINISHING)
                 bridge_stream_eof(b);
             break; /* the socket had no more: its next readiness brings us back */
         }
@@ -245,7 +245,7 @@ void bridge_mem_wait(struct smbd_bridge *b, uint64_t now)
         b->mem_wait = 0;
         bridge_send_buffered(b, now);
     }
-    if ((waiting || b->mem_wait) && b->retry_timer <= 0 && !b->ending)
+    if ((waiting || b->mem_wait) && b->retry_timer <= 0 && !bridge_ended(b))
         b->retry_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CHAN_RETRY_MS,
                                            bridge_retry_cb, b);
 }

@@ -33,6 +33,54 @@
 
 typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
 
+/* Where a bridge is in its life. Every change goes through bridge_enter (smbd_bridge.c),
+ * which refuses one this table does not list: that is a bug, logged as an error, and
+ * the bridge fails instead.
+ *
+ *   from           to             when
+ *   OPEN           HALF_CLOSED    the stream's EOF (the program's SHUT_WR, the backend's FIN)
+ *                  FINISHING      smbd_bridge_finish (the program is exiting)
+ *                  FLUSHING       the peer closed in order, between messages
+ *   FINISHING      FINISHED       the stream read to the end of what it held (or its EOF)
+ *                  FLUSHING       as from OPEN
+ *   HALF_CLOSED    DISCONNECTING  sends out, and (client role) every request answered
+ *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  FINISHED       smbd_bridge_finish
+ *                  FLUSHING       as from OPEN
+ *   FINISHED       DISCONNECTING  sends out, and the peer's RDMA on channel buffers done
+ *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  FLUSHING       as from OPEN
+ *   CLOSING        DISCONNECTING  sends out
+ *                  FLUSHING       as from OPEN
+ *   DISCONNECTING  CLOSED         the link's orderly end, or BRIDGE_CLOSE_MS without it
+ *   FLUSHING       CLOSED         every delivered byte written, or the stream gone too
+ *   any of these   FAILED         an error, smbd_bridge_stop, smbd_bridge_finish while
+ *                                 FLUSHING, a refused change
+ *   CLOSED, FAILED                final: the end is scheduled (bridge_end.c); a later end
+ *                                 keeps the first reason
+ *
+ * Only OPEN and FINISHING read the stream (FLUSHING reads and drops); every state but
+ * the final ones delivers what the peer sends. */
+enum bridge_state {
+    BRIDGE_OPEN,          /* both ways */
+    BRIDGE_FINISHING,     /* the program is exiting: the stream is read to the end of what
+                             it holds, which then counts as its EOF */
+    BRIDGE_HALF_CLOSED,   /* the stream ended: its answers are still delivered; the link
+                             is disconnected once the sends are out and (client role)
+                             every request is answered, at most BRIDGE_HALF_CLOSE_MS */
+    BRIDGE_FINISHED,      /* the exiting program's stream ended: disconnected once the
+                             sends are out and the peer no longer accesses channel buffers
+                             (nobody reads answers), at most BRIDGE_HALF_CLOSE_MS */
+    BRIDGE_CLOSING,       /* the stream ended, the wait is over: disconnected once the
+                             sends are out */
+    BRIDGE_DISCONNECTING, /* the link is disconnecting in order */
+    BRIDGE_FLUSHING,      /* the peer closed in order: the stream gets what it delivered,
+                             then its EOF; what the stream still sends is dropped */
+    BRIDGE_CLOSED,        /* ended in order: the stream gets its EOF */
+    BRIDGE_FAILED,        /* ended by a failure: the stream is reset (TCP) or drained */
+    BRIDGE_STATES
+};
+
 struct smbd_bridge {
     struct sd_loop *loop;
     struct smbd_link *link;
@@ -65,19 +113,13 @@ struct smbd_bridge {
     size_t held_len;
     int64_t retry_timer;    /* armed while a message or the channel waits for memory */
     int recv_paused;        /* stream queue high: receive credits paused */
-    int stream_eof;
-    int program_exiting;    /* smbd_bridge_finish: the stream drained means its EOF */
-    int disconnecting;
-    int flushing;           /* the peer closed in order: writing what it delivered */
     int track_requests;     /* client role: half-close waits for pending's answers */
     struct smb2_pending pending; /* the program's SMB2 requests not answered yet */
-    int64_t half_close_timer;
-    int half_close_expired;
-    int orderly;            /* ending after flushing: the stream gets EOF, never RST */
-    int64_t close_timer;
+    int64_t half_close_timer; /* HALF_CLOSED, FINISHED: BRIDGE_HALF_CLOSE_MS */
+    int64_t close_timer;    /* DISCONNECTING: BRIDGE_CLOSE_MS */
 
-    int ending;
-    int end_err;
+    enum bridge_state state;
+    int end_err;            /* CLOSED, FAILED: for on_end */
     char end_reason[256];
     int64_t end_timer;
 
@@ -87,9 +129,27 @@ struct smbd_bridge {
     void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
 };
 
-/* smbd_bridge.c: flow control and whatever is due after every link or stream event,
- * outside engine calls. */
+/* ---- smbd_bridge.c: state and sync ---- */
+
+/* Flow control and whatever is due after every link or stream event, outside engine
+ * calls. */
 void bridge_sync(struct smbd_bridge *b);
+/* The one way b->state changes: 0, or -1 when the table beside enum bridge_state does
+ * not allow it (logged as an error; the bridge fails, unless it ended already). */
+int bridge_enter(struct smbd_bridge *b, enum bridge_state to);
+const char *bridge_state_name(enum bridge_state s);
+
+/* Whether the bridge has ended (the end is scheduled): nothing moves any more. */
+static inline int bridge_ended(const struct smbd_bridge *b)
+{
+    return b->state == BRIDGE_CLOSED || b->state == BRIDGE_FAILED;
+}
+
+/* Whether the stream is still read for the link (OPEN, FINISHING). */
+static inline int bridge_reads_stream(const struct smbd_bridge *b)
+{
+    return b->state == BRIDGE_OPEN || b->state == BRIDGE_FINISHING;
+}
 
 /* Whether the stream is not read now: the engine's send queue is full, or the message
  * at the framer's head (or held_msg) waits for memory. */
@@ -124,12 +184,19 @@ int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap);
 
 /* ---- bridge_end.c: how the bridge ends ---- */
 
-/* Records the first reason and ends the bridge from the loop, outside engine calls. */
+/* The two ends, each recording the first reason and ending the bridge from the loop,
+ * outside engine calls; later calls are ignored. bridge_fail: a failure (err < 0), the
+ * stream is reset (RST to a TCP one) -> FAILED. bridge_close: in order -> CLOSED, the
+ * stream gets its EOF; err 0 when the link was disconnected after the stream's EOF,
+ * -ECONNRESET when the peer closed first (on_end gets err either way). */
 void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void bridge_close(struct smbd_bridge *b, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The stream reported EOF (or, at program exit, has nothing more). */
 void bridge_stream_eof(struct smbd_bridge *b);
-/* After the stream's EOF: disconnects the link once nothing is left to send or await. */
+/* HALF_CLOSED, FINISHED, CLOSING: disconnects the link once nothing is left to send or
+ * await. */
 void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now);
 /* Flushing: ends the bridge once every delivered byte is in the stream. */
 void bridge_flush_step(struct smbd_bridge *b);

@@ -102,7 +102,7 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
     size_t total = 0;
     int rc;
 
-    if (b->ending || iovcnt > 3)
+    if (bridge_ended(b) || iovcnt > 3)
         return -ECANCELED;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
@@ -116,7 +116,7 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
         return rc;
     }
     rc = stream_out(b, all, iovcnt + 1, 1, alloc, cap);
-    return b->ending && !rc ? -ECANCELED : rc;
+    return bridge_ended(b) && !rc ? -ECANCELED : rc;
 }
 
 /* A delivered message the channel wanted whole is complete: the channel takes it, or
@@ -140,7 +140,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
     struct iovec iov[2];
     int n = 0;
 
-    if (b->ending)
+    if (bridge_ended(b))
         return;
     if (first && b->track_requests)
         smb2_pending_response(&b->pending, data, len);
@@ -159,7 +159,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
             deliver_whole(b);
         return;
     }
-    if (b->ending || b->skip) {
+    if (bridge_ended(b) || b->skip) {
         b->skip = remaining > 0 && b->skip;
         return;
     }
@@ -170,7 +170,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
     iov[n++] = (struct iovec){ (void *)data, len };
     b->mid_message = remaining > 0;
     stream_out(b, iov, n, remaining == 0, NULL, 0);
-    if (!b->mid_message && sd_buf_len(&b->held) > 0 && !b->ending) {
+    if (!b->mid_message && sd_buf_len(&b->held) > 0 && !bridge_ended(b)) {
         stream_out(b, &(struct iovec){ sd_buf_head(&b->held), sd_buf_len(&b->held) }, 1, 1, NULL,
                    0);
         sd_buf_consume(&b->held, sd_buf_len(&b->held));
@@ -190,6 +190,6 @@ void bridge_rdma_done(void *ctx, uint64_t cookie, int status)
 {
     struct smbd_bridge *b = ctx;
 
-    if (b->chan && !b->ending)
+    if (b->chan && !bridge_ended(b))
         bridge_chan_rdma_done(b->chan, cookie, status);
 }

@@ -20,6 +20,60 @@
 #include "sd_libc.h"
 #include "smbd_link_int.h"
 
+/* ---- state ---- */
+
+#define TO(s) (1u << (s))
+
+/* The changes enum bridge_state's table allows, by the state they leave. */
+static const unsigned bridge_next[BRIDGE_STATES] = {
+    [BRIDGE_OPEN] = TO(BRIDGE_HALF_CLOSED) | TO(BRIDGE_FINISHING) | TO(BRIDGE_FLUSHING) |
+                    TO(BRIDGE_FAILED),
+    [BRIDGE_FINISHING] = TO(BRIDGE_FINISHED) | TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
+    [BRIDGE_HALF_CLOSED] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_CLOSING) | TO(BRIDGE_FINISHED) |
+                           TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
+    [BRIDGE_FINISHED] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_CLOSING) | TO(BRIDGE_FLUSHING) |
+                        TO(BRIDGE_FAILED),
+    [BRIDGE_CLOSING] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
+    [BRIDGE_DISCONNECTING] = TO(BRIDGE_CLOSED) | TO(BRIDGE_FAILED),
+    [BRIDGE_FLUSHING] = TO(BRIDGE_CLOSED) | TO(BRIDGE_FAILED),
+    [BRIDGE_CLOSED] = 0,
+    [BRIDGE_FAILED] = 0,
+};
+
+const char *bridge_state_name(enum bridge_state s)
+{
+    static const char *const names[BRIDGE_STATES] = {
+        [BRIDGE_OPEN] = "OPEN",
+        [BRIDGE_FINISHING] = "FINISHING",
+        [BRIDGE_HALF_CLOSED] = "HALF_CLOSED",
+        [BRIDGE_FINISHED] = "FINISHED",
+        [BRIDGE_CLOSING] = "CLOSING",
+        [BRIDGE_DISCONNECTING] = "DISCONNECTING",
+        [BRIDGE_FLUSHING] = "FLUSHING",
+        [BRIDGE_CLOSED] = "CLOSED",
+        [BRIDGE_FAILED] = "FAILED",
+    };
+
+    return (unsigned)s < BRIDGE_STATES ? names[s] : "?";
+}
+
+int bridge_enter(struct smbd_bridge *b, enum bridge_state to)
+{
+    enum bridge_state from = b->state;
+
+    if ((unsigned)to >= BRIDGE_STATES || !(bridge_next[from] & TO(to))) {
+        sd_error("bridge fd %d: %s -> %s is not a change the bridge makes (a bug)", b->fd,
+                 bridge_state_name(from), bridge_state_name(to));
+        if (!bridge_ended(b))
+            bridge_fail(b, -EINVAL, "internal error: bridge state %s -> %s refused",
+                        bridge_state_name(from), bridge_state_name(to));
+        return -1;
+    }
+    sd_debug("bridge fd %d: %s -> %s", b->fd, bridge_state_name(from), bridge_state_name(to));
+    b->state = to;
+    return 0;
+}
+
 void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st)
 {
     memset(st, 0, sizeof(*st));
@@ -64,7 +118,7 @@ static void bridge_stream_cb(void *ctx, int revents)
 {
     struct smbd_bridge *b = ctx;
 
-    if (b->flushing) {
+    if (b->state == BRIDGE_FLUSHING) {
         bridge_flushing_stream_event(b, revents);
         bridge_sync(b);
         return;
@@ -80,7 +134,7 @@ static void bridge_stream_cb(void *ctx, int revents)
     }
     if (revents & SD_EV_OUT) {
         bridge_flush(b);
-        if (b->ending)
+        if (bridge_ended(b))
             return;
     }
     if (revents & SD_EV_HUP)
@@ -94,9 +148,9 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 {
     int want = 0, rc = 0;
 
-    if (b->flushing)
+    if (b->state == BRIDGE_FLUSHING)
         want |= SD_EV_IN; /* read and dropped */
-    else if (!b->stream_eof && !bridge_stream_held(b) && !b->disconnecting)
+    else if (bridge_reads_stream(b) && !bridge_stream_held(b))
         want |= SD_EV_IN;
     if (out_queue_len(&b->outq) > 0)
         want |= SD_EV_OUT;
@@ -120,15 +174,15 @@ void bridge_sync(struct smbd_bridge *b)
     uint64_t now = sd_now_ms();
     size_t outq = out_queue_len(&b->outq);
 
-    if (!b->ending && !b->out_blocked && outq > 0) {
+    if (!bridge_ended(b) && !b->out_blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
         outq = out_queue_len(&b->outq);
     }
-    if (b->ending)
+    if (bridge_ended(b))
         return;
-    if (b->flushing) { /* the link is gone: only the stream's output is left */
+    if (b->state == BRIDGE_FLUSHING) { /* the link is gone: only the stream's output is left */
         bridge_flush_step(b);
-        if (!b->ending)
+        if (!bridge_ended(b))
             bridge_watch_stream(b);
         return;
     }
@@ -144,10 +198,10 @@ void bridge_sync(struct smbd_bridge *b)
         bridge_send_buffered(b, now); /* messages already in the framer need no event */
     }
     bridge_mem_wait(b, now);
-    if (b->program_exiting && !b->stream_eof && !bridge_stream_held(b))
+    if (b->state == BRIDGE_FINISHING && !bridge_stream_held(b))
         bridge_read_stream(b); /* to the end of what the exiting program wrote */
     bridge_disconnect_when_done(b, now);
-    if (!b->ending)
+    if (!bridge_ended(b))
         bridge_watch_stream(b);
 }
 
@@ -185,7 +239,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     }
     *b = (struct smbd_bridge){ .loop = loop, .link = link, .conn = smbd_link_engine(link),
                                .fd = stream_fd, .is_tcp = stream_is_tcp(stream_fd),
-                               .watched = -1, .on_end = on_end, .ctx = ctx,
+                               .watched = -1, .state = BRIDGE_OPEN,
+                               .on_end = on_end, .ctx = ctx,
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
                                .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
     smb2_pending_init(&b->pending);
