@@ -77,25 +77,25 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     (void)now;
     if (b->close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->close_timer);
-    if (b->retry_timer > 0)
-        sd_loop_cancel_timer(b->loop, b->retry_timer);
+    if (b->in.retry_timer > 0)
+        sd_loop_cancel_timer(b->loop, b->in.retry_timer);
     if (b->half_close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->half_close_timer);
     smb2_pending_fini(&b->pending);
-    if (b->end_err == 0 && out_queue_len(&b->outq) > 0)
-        (void)out_queue_write(&b->outq, b->fd); /* last bytes of an orderly end, best effort */
+    if (b->end_err == 0 && out_queue_len(&b->out.queue) > 0)
+        (void)out_queue_write(&b->out.queue, b->fd); /* an orderly end's last, best effort */
     smbd_bridge_get_stats(b, &st);
     st.reason = b->end_reason;
     bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
     smbd_link_set_upper(b->link, NULL, NULL);
     smbd_link_free(b->link);
     bridge_close_stream(b);
-    smbd_framer_destroy(&b->framer);
-    out_queue_free(&b->outq);
-    sd_buf_free(&b->held);
-    sd_buf_free(&b->whole);
-    if (b->held_alloc)
-        buf_pool_put(b->held_alloc, b->held_cap);
+    smbd_framer_destroy(&b->in.framer);
+    out_queue_free(&b->out.queue);
+    sd_buf_free(&b->out.held);
+    sd_buf_free(&b->out.whole);
+    if (b->in.unsent.alloc)
+        buf_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
     buf_pool_unref();
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
@@ -156,7 +156,7 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
  * after the last byte), not a reset. */
 void bridge_flush_step(struct smbd_bridge *b)
 {
-    if (b->state != BRIDGE_FLUSHING || out_queue_len(&b->outq) > 0)
+    if (b->state != BRIDGE_FLUSHING || out_queue_len(&b->out.queue) > 0)
         return;
     bridge_close(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
                  "3.1.7.1); every byte it sent was delivered");
@@ -171,9 +171,11 @@ void bridge_terminated(void *ctx, int err, const char *reason)
     if (b->state == BRIDGE_DISCONNECTING && err == 0) {
         bridge_close(b, 0, "stream closed; SMB Direct disconnected");
     } else if (b->state != BRIDGE_DISCONNECTING && smbd_conn_peer_closed(b->conn) &&
-               !b->mid_message && !b->whole_active && sd_buf_len(&b->held) == 0) {
-        /* Between messages: like TCP, every byte the peer sent before it closed reaches
-         * the stream before its end, however slowly the program or backend reads. */
+               b->out.deliver != BRIDGE_DELIVER_STREAM &&
+               b->out.deliver != BRIDGE_DELIVER_WHOLE && sd_buf_len(&b->out.held) == 0) {
+        /* Between messages (none part-way into the stream or gathered for the channel):
+         * like TCP, every byte the peer sent before it closed reaches the stream before
+         * its end, however slowly the program or backend reads. */
         if (bridge_enter(b, BRIDGE_FLUSHING) == 0)
             bridge_flush_step(b);
     } else {
@@ -210,12 +212,12 @@ void bridge_stream_eof(struct smbd_bridge *b)
 {
     if (bridge_enter(b, b->state == BRIDGE_FINISHING ? BRIDGE_FINISHED : BRIDGE_HALF_CLOSED) < 0)
         return;
-    if (b->track_requests)
+    if (b->role == BRIDGE_CHAN_CLIENT)
         b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
                                                 bridge_half_close_cb, b);
-    if (smbd_framer_buffered(&b->framer) > 0)
+    if (smbd_framer_buffered(&b->in.framer) > 0)
         sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
-                 smbd_framer_buffered(&b->framer));
+                 smbd_framer_buffered(&b->in.framer));
 }
 
 /* TCP's half-close, which SMB Direct cannot carry: after the program's shutdown(SHUT_WR)
@@ -227,10 +229,10 @@ static int awaits_answers(const struct smbd_bridge *b)
 {
     if (b->state == BRIDGE_FINISHED) /* nobody reads answers: only the peer's RDMA must end */
         return b->chan && bridge_chan_busy(b->chan);
-    if (b->state != BRIDGE_HALF_CLOSED || !b->track_requests || b->hup)
+    if (b->state != BRIDGE_HALF_CLOSED || b->role != BRIDGE_CHAN_CLIENT || b->hup)
         return 0;
     return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
-           out_queue_len(&b->outq) > 0;
+           out_queue_len(&b->out.queue) > 0;
 }
 
 void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)
@@ -238,12 +240,14 @@ void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)
     if (b->state != BRIDGE_HALF_CLOSED && b->state != BRIDGE_FINISHED &&
         b->state != BRIDGE_CLOSING)
         return;
-    if (b->mem_wait || b->held_alloc || smbd_conn_send_queued(b->conn) > 0 || awaits_answers(b))
+    if (b->in.mem_wait || b->in.unsent.alloc || smbd_conn_send_queued(b->conn) > 0 ||
+        awaits_answers(b))
         return;
     if (bridge_enter(b, BRIDGE_DISCONNECTING) < 0)
         return;
     smbd_conn_disconnect(b->conn);
-    b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS, bridge_close_timeout_cb, b);
+    b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS, bridge_close_timeout_cb,
+                                       b);
 }
 
 void smbd_bridge_finish(struct smbd_bridge *b)

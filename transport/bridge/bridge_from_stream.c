@@ -55,7 +55,7 @@ static void release_to_pool(uint8_t *alloc, size_t cap)
 
 /* A large stream message for the peer unchanged, without a copy: the framer's buffer
  * holding it goes to the engine, which posts its fragments from there and gives it
- * back to the pool once sent. 0 (sent, or held in held_msg until send buffers come
+ * back to the pool once sent. 0 (sent, or kept in unsent until send buffers come
  * free), 1 when it could not be handed over (the message was not taken: send it as
  * usual), or -1 after the bridge was failed. Not where registered memory is budgeted
  * (RLIMIT_MEMLOCK): a copy registers fewer bytes than the message plus its headers. */
@@ -65,8 +65,8 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
     size_t cap;
     int rc;
 
-    if (len < BUF_POOL_MIN || b->copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
-        smbd_framer_take(&b->framer, len, &mem, &cap) < 0)
+    if (len < BUF_POOL_MIN || b->in.copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
+        smbd_framer_take(&b->in.framer, len, &mem, &cap) < 0)
         return 1;
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
     if (rc == 0)
@@ -75,50 +75,50 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
         sd_info("bridge fd %d: sending a %zu-byte message from its buffer failed (%s); large "
                 "messages are copied into the send buffers from now on", b->fd, len,
                 strerror(-rc));
-        b->copy_sends = 1;
+        b->in.copy_sends = 1;
     }
     rc = bridge_send_message(b, msg, len, now); /* copied; a too-large one fails the bridge */
     if (rc == BRIDGE_SEND_WAIT) {
-        b->held_alloc = mem;
-        b->held_cap = cap;
-        b->held_msg = msg;
-        b->held_len = len;
-        b->mem_wait = 1;
+        b->in.unsent.alloc = mem;
+        b->in.unsent.cap = cap;
+        b->in.unsent.msg = msg;
+        b->in.unsent.len = len;
+        b->in.mem_wait = 1;
         return 0;
     }
     buf_pool_put(mem, cap);
     return rc < 0 ? -1 : 0;
 }
 
-/* Sends held_msg if there is one: 0 when none is left, 1 while it still waits, -1 after
+/* Sends in.unsent if there is one: 0 when none is left, 1 while it still waits, -1 after
  * the bridge was failed. */
-static int bridge_send_held(struct smbd_bridge *b, uint64_t now)
+static int bridge_send_unsent(struct smbd_bridge *b, uint64_t now)
 {
     int rc;
 
-    if (!b->held_alloc)
+    if (!b->in.unsent.alloc)
         return 0;
-    rc = bridge_send_message(b, b->held_msg, b->held_len, now);
+    rc = bridge_send_message(b, b->in.unsent.msg, b->in.unsent.len, now);
     if (rc == BRIDGE_SEND_WAIT) {
-        b->mem_wait = 1;
+        b->in.mem_wait = 1;
         return 1;
     }
-    buf_pool_put(b->held_alloc, b->held_cap);
-    b->held_alloc = NULL;
+    buf_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
+    b->in.unsent.alloc = NULL;
     return rc < 0 ? -1 : 0;
 }
 
-/* The channel keeps the message being offered (b->offered) in its own buffer
+/* The channel keeps the message being offered (in.offered_len) in its own buffer
  * (bridge_chan_host.take_message). */
 int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap)
 {
     struct smbd_bridge *b = ctx;
     int rc;
 
-    if (b->offered_taken)
+    if (b->in.offered_taken)
         return -EALREADY;
-    rc = smbd_framer_take(&b->framer, b->offered_len, mem, cap);
-    b->offered_taken = rc == 0;
+    rc = smbd_framer_take(&b->in.framer, b->in.offered_len, mem, cap);
+    b->in.offered_taken = rc == 0;
     return rc;
 }
 
@@ -129,14 +129,14 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     size_t len;
     int rc;
 
-    if (!bridge_ended(b) && !bridge_stream_held(b) && bridge_send_held(b, now) != 0)
+    if (!bridge_ended(b) && !bridge_stream_held(b) && bridge_send_unsent(b, now) != 0)
         return;
     while (!bridge_ended(b) && !bridge_stream_held(b)) {
-        rc = smbd_framer_peek(&b->framer, &msg, &len, &why);
+        rc = smbd_framer_peek(&b->in.framer, &msg, &len, &why);
         if (rc == 0)
             return;
-        if (rc < 0 && b->framer.too_long) {
-            fail_too_large(b, b->framer.too_long);
+        if (rc < 0 && b->in.framer.too_long) {
+            fail_too_large(b, b->in.framer.too_long);
             return;
         }
         if (rc < 0) {
@@ -151,35 +151,35 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
                         "MS-SMBD 2.2.3)");
             return;
         }
-        if (b->track_requests)
+        if (b->role == BRIDGE_CHAN_CLIENT)
             smb2_pending_request(&b->pending, msg, len); /* a retried one is known already */
-        b->offered_len = len;
-        b->offered_taken = 0;
+        b->in.offered_len = len;
+        b->in.offered_taken = 0;
         rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
         if (rc < 0)
             return;
         if (rc == BRIDGE_CHAN_WAIT) {
-            b->mem_wait = 1; /* bridge_sync offers it again as memory frees */
+            b->in.mem_wait = 1; /* bridge_sync offers it again as memory frees */
             return;
         }
-        if (rc == 0 && !b->offered_taken) { /* unchanged: handed over, or copied */
+        if (rc == 0 && !b->in.offered_taken) { /* unchanged: handed over, or copied */
             rc = bridge_send_owned(b, msg, len, now);
             if (rc == 1) { /* not taken: copied from the framer, then dropped from it */
                 rc = bridge_send_message(b, msg, len, now);
                 if (rc == BRIDGE_SEND_WAIT) {
-                    b->mem_wait = 1; /* it stays in the framer: offered again */
+                    b->in.mem_wait = 1; /* it stays in the framer: offered again */
                     return;
                 }
                 if (rc == 0)
-                    smbd_framer_drop(&b->framer, len);
+                    smbd_framer_drop(&b->in.framer, len);
             }
-            if (rc < 0 || b->held_alloc)
-                return; /* failed, or held_msg waits for send buffers */
-        } else if (!b->offered_taken) {
-            smbd_framer_drop(&b->framer, len); /* the channel sent it rewritten */
+            if (rc < 0 || b->in.unsent.alloc)
+                return; /* failed, or unsent waits for send buffers */
+        } else if (!b->in.offered_taken) {
+            smbd_framer_drop(&b->in.framer, len); /* the channel sent it rewritten */
         }
         if (smbd_conn_send_queued(b->conn) >= BRIDGE_SEND_HIGH)
-            b->send_blocked = 1;
+            b->in.send_blocked = 1;
     }
 }
 
@@ -193,7 +193,7 @@ void bridge_read_stream(struct smbd_bridge *b)
         uint8_t *dst;
         size_t room;
         ssize_t n;
-        int rc = smbd_framer_space(&b->framer, &dst, &room);
+        int rc = smbd_framer_space(&b->in.framer, &dst, &room);
 
         if (rc < 0) {
             bridge_fail(b, rc, "stream buffer: %s", strerror(-rc));
@@ -213,8 +213,8 @@ void bridge_read_stream(struct smbd_bridge *b)
                 bridge_stream_eof(b);
             break;
         }
-        smbd_framer_commit(&b->framer, (size_t)n);
-        b->bytes_in += (size_t)n;
+        smbd_framer_commit(&b->in.framer, (size_t)n);
+        b->in.bytes += (size_t)n;
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);
         if ((size_t)n < room) {
@@ -230,7 +230,7 @@ static void bridge_retry_cb(void *ctx, uint64_t now)
     struct smbd_bridge *b = ctx;
 
     (void)now;
-    b->retry_timer = 0;
+    b->in.retry_timer = 0;
     bridge_sync(b);
 }
 
@@ -241,11 +241,11 @@ void bridge_mem_wait(struct smbd_bridge *b, uint64_t now)
 {
     int waiting = b->chan ? bridge_chan_retry(b->chan) : 0;
 
-    if (b->mem_wait && !b->send_blocked) {
-        b->mem_wait = 0;
+    if (b->in.mem_wait && !b->in.send_blocked) {
+        b->in.mem_wait = 0;
         bridge_send_buffered(b, now);
     }
-    if ((waiting || b->mem_wait) && b->retry_timer <= 0 && !bridge_ended(b))
-        b->retry_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CHAN_RETRY_MS,
+    if ((waiting || b->in.mem_wait) && b->in.retry_timer <= 0 && !bridge_ended(b))
+        b->in.retry_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CHAN_RETRY_MS,
                                            bridge_retry_cb, b);
 }

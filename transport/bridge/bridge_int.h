@@ -81,49 +81,69 @@ enum bridge_state {
     BRIDGE_STATES
 };
 
+/* Where the message the peer is delivering goes (bridge_deliver_fragment). */
+enum bridge_deliver {
+    BRIDGE_DELIVER_IDLE,   /* between messages */
+    BRIDGE_DELIVER_STREAM, /* part-way into the stream: the channel's messages wait in held */
+    BRIDGE_DELIVER_WHOLE,  /* gathered in whole, for the channel */
+    BRIDGE_DELIVER_SKIP,   /* the channel took it: its further fragments are dropped */
+};
+
+/* Link -> stream (bridge_to_stream.c). */
+struct bridge_out {
+    struct out_queue queue; /* delivered bytes the stream has not taken yet */
+    int blocked;            /* the stream socket is full: write again once writable */
+    int recv_paused;        /* the queue is high: receive credits paused */
+    enum bridge_deliver deliver;
+    struct sd_buf held;     /* the channel's messages waiting for a delivered message's end */
+    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
+    uint64_t bytes;         /* written to the stream */
+};
+
+/* Stream -> link (bridge_from_stream.c). */
+struct bridge_in {
+    struct smbd_framer framer;
+    int send_blocked;       /* engine send queue high: not reading the stream */
+    int mem_wait;           /* no memory for the next stream message now (channel buffers,
+                               or registered send buffers near RLIMIT_MEMLOCK): it stays in
+                               the framer (or in unsent), the stream is not read */
+    int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
+    size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
+    int offered_taken;      /* ... and the channel took its buffer (take_message) */
+    struct {                /* a large message taken from the framer whose copy into send */
+        uint8_t *alloc;     /* buffers waits for memory: its allocation (NULL: none), */
+        size_t cap;
+        const uint8_t *msg; /* ... where it lies in it and its length */
+        size_t len;
+    } unsent;
+    int64_t retry_timer;    /* armed while a message or the channel waits for memory */
+    uint64_t bytes;         /* read from the stream */
+};
+
 struct smbd_bridge {
     struct sd_loop *loop;
     struct smbd_link *link;
     struct smbd_conn *conn;
-    int fd;
-    int is_tcp;
+    struct bridge_chan *chan;  /* the READ/WRITE channel, NULL when off */
+    enum bridge_chan_role role; /* BRIDGE_CHAN_CLIENT (the shim): requests are tracked in
+                                   pending, so that a half-close awaits their answers */
+    enum bridge_state state;
+
+    int fd;                 /* the stream */
+    int is_tcp;             /* ... a TCP socket: a failure resets it */
     int watched;            /* events the stream fd is watched for, -1: not watched */
     int hup;                /* the stream reported HUP (watch only while reading it) */
-    struct smbd_framer framer;
-    struct out_queue outq;  /* delivered bytes the stream has not taken yet */
-    int out_blocked;        /* the stream socket is full: write again once writable */
-    int mid_message;        /* a delivered message is part-way into the stream */
-    struct sd_buf held;     /* the channel's messages waiting for that message's end */
 
-    struct bridge_chan *chan;  /* the READ/WRITE channel, NULL when off */
-    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
-    int whole_active;
-    int skip;               /* the channel took the message being delivered */
+    struct bridge_out out;  /* link -> stream */
+    struct bridge_in in;    /* stream -> link */
 
-    int send_blocked;       /* engine send queue high: not reading the stream */
-    int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
-    size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
-    int offered_taken;      /* ... and the channel took its buffer (chan_take_message_cb) */
-    int mem_wait;           /* no memory for the next stream message now (channel buffers,
-                               or registered send buffers near RLIMIT_MEMLOCK): it stays in
-                               the framer (or in held_msg), the stream is not read */
-    uint8_t *held_alloc;    /* a large message taken from the framer whose copy into send */
-    size_t held_cap;        /* buffers must wait for memory: its allocation, */
-    const uint8_t *held_msg; /* ... where it lies in it and its length */
-    size_t held_len;
-    int64_t retry_timer;    /* armed while a message or the channel waits for memory */
-    int recv_paused;        /* stream queue high: receive credits paused */
-    int track_requests;     /* client role: half-close waits for pending's answers */
-    struct smb2_pending pending; /* the program's SMB2 requests not answered yet */
+    /* The end (bridge_end.c). */
+    struct smb2_pending pending; /* client role: the program's requests not answered yet */
     int64_t half_close_timer; /* HALF_CLOSED, FINISHED: BRIDGE_HALF_CLOSE_MS */
     int64_t close_timer;    /* DISCONNECTING: BRIDGE_CLOSE_MS */
-
-    enum bridge_state state;
-    int end_err;            /* CLOSED, FAILED: for on_end */
+    int64_t end_timer;      /* CLOSED, FAILED: the end, on the loop */
+    int end_err;            /* ... for on_end */
     char end_reason[256];
-    int64_t end_timer;
-
-    uint64_t bytes_in, bytes_out;
     bridge_end_fn on_end;
     void *ctx;
     void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
@@ -152,15 +172,15 @@ static inline int bridge_reads_stream(const struct smbd_bridge *b)
 }
 
 /* Whether the stream is not read now: the engine's send queue is full, or the message
- * at the framer's head (or held_msg) waits for memory. */
+ * at the framer's head (or in.unsent) waits for memory. */
 static inline int bridge_stream_held(const struct smbd_bridge *b)
 {
-    return b->send_blocked || b->mem_wait;
+    return b->in.send_blocked || b->in.mem_wait;
 }
 
 /* ---- bridge_to_stream.c: link -> stream ---- */
 
-/* Writes the stream queue; the socket is full (out_blocked) when bytes remain. */
+/* Writes the stream queue; the socket is full (out.blocked) when bytes remain. */
 void bridge_flush(struct smbd_bridge *b);
 /* The engine's upcalls (struct smbd_upper) that deliver to the stream. */
 void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,

@@ -16,14 +16,14 @@
 
 void bridge_flush(struct smbd_bridge *b)
 {
-    ssize_t n = out_queue_write(&b->outq, b->fd);
+    ssize_t n = out_queue_write(&b->out.queue, b->fd);
 
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
     }
-    b->bytes_out += (size_t)n;
-    b->out_blocked = out_queue_len(&b->outq) > 0;
+    b->out.bytes += (size_t)n;
+    b->out.blocked = out_queue_len(&b->out.queue) > 0;
 }
 
 /* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
@@ -41,7 +41,7 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
         return -1;
     }
     n = n > 0 ? n : 0;
-    b->bytes_out += (size_t)n;
+    b->out.bytes += (size_t)n;
     return n;
 }
 
@@ -61,31 +61,31 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
 
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (out_queue_len(&b->outq) == 0 && !b->out_blocked &&
+    if (out_queue_len(&b->out.queue) == 0 && !b->out.blocked &&
         (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
 
         if (w < 0)
             return 0;
         sent = (size_t)w;
-        b->out_blocked = sent < total;
+        b->out.blocked = sent < total;
     }
     lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
     skip = sent > lead ? sent - lead : 0;
     if (sent < lead)
-        rc = out_queue_append(&b->outq, iov, n - 1, sent);
+        rc = out_queue_append(&b->out.queue, iov, n - 1, sent);
     if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BUF_POOL_MIN)
-        adopted = out_queue_adopt(&b->outq, alloc, cap,
+        adopted = out_queue_adopt(&b->out.queue, alloc, cap,
                                   (const uint8_t *)iov[n - 1].iov_base + skip,
                                   iov[n - 1].iov_len - skip) == 0;
     if (sent < total && rc == 0 && !adopted)
-        rc = out_queue_append(&b->outq, iov + n - 1, 1, skip);
+        rc = out_queue_append(&b->out.queue, iov + n - 1, 1, skip);
     if (rc < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return 0;
     }
-    if (!b->out_blocked && out_queue_len(&b->outq) > 0 &&
-        (last || out_queue_len(&b->outq) >= BRIDGE_FLUSH))
+    if (!b->out.blocked && out_queue_len(&b->out.queue) > 0 &&
+        (last || out_queue_len(&b->out.queue) >= BRIDGE_FLUSH))
         bridge_flush(b);
     return adopted;
 }
@@ -109,8 +109,8 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
     smbd_framer_prefix((uint32_t)total, prefix);
     all[0] = (struct iovec){ prefix, sizeof(prefix) };
     memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
-    if (b->mid_message) {
-        rc = sd_buf_append(&b->held, all, iovcnt + 1, 0);
+    if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
+        rc = sd_buf_append(&b->out.held, all, iovcnt + 1, 0);
         if (rc < 0)
             bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return rc;
@@ -123,13 +123,13 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
  * it goes to the stream as it is. */
 static void deliver_whole(struct smbd_bridge *b)
 {
-    struct iovec iov = { sd_buf_head(&b->whole), sd_buf_len(&b->whole) };
+    struct iovec iov = { sd_buf_head(&b->out.whole), sd_buf_len(&b->out.whole) };
 
-    b->whole_active = 0;
+    b->out.deliver = BRIDGE_DELIVER_IDLE;
     if (bridge_chan_from_peer(b->chan, iov.iov_base, iov.iov_len, 0) == 0)
         bridge_host_to_stream(b, &iov, 1, NULL, 0);
-    sd_buf_consume(&b->whole, sd_buf_len(&b->whole));
-    sd_buf_trim(&b->whole);
+    sd_buf_consume(&b->out.whole, sd_buf_len(&b->out.whole));
+    sd_buf_trim(&b->out.whole);
 }
 
 void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
@@ -142,16 +142,16 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
 
     if (bridge_ended(b))
         return;
-    if (first && b->track_requests)
+    if (first && b->role == BRIDGE_CHAN_CLIENT)
         smb2_pending_response(&b->pending, data, len);
     if (first && b->chan) {
         if (remaining > 0 && bridge_chan_wants_whole(b->chan, data, len))
-            b->whole_active = 1;
+            b->out.deliver = BRIDGE_DELIVER_WHOLE;
         else if (bridge_chan_from_peer(b->chan, data, len, remaining > 0) != 0)
-            b->skip = 1; /* the channel took the message (or failed the bridge) */
+            b->out.deliver = BRIDGE_DELIVER_SKIP; /* taken (or the bridge was failed) */
     }
-    if (b->whole_active) {
-        int rc = sd_buf_append(&b->whole, &(struct iovec){ (void *)data, len }, 1, 0);
+    if (b->out.deliver == BRIDGE_DELIVER_WHOLE) {
+        int rc = sd_buf_append(&b->out.whole, &(struct iovec){ (void *)data, len }, 1, 0);
 
         if (rc < 0)
             bridge_fail(b, rc, "channel reassembly: %s", strerror(-rc));
@@ -159,8 +159,9 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
             deliver_whole(b);
         return;
     }
-    if (bridge_ended(b) || b->skip) {
-        b->skip = remaining > 0 && b->skip;
+    if (bridge_ended(b) || b->out.deliver == BRIDGE_DELIVER_SKIP) {
+        if (remaining == 0)
+            b->out.deliver = BRIDGE_DELIVER_IDLE;
         return;
     }
     if (first) {
@@ -168,13 +169,15 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
         iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
     }
     iov[n++] = (struct iovec){ (void *)data, len };
-    b->mid_message = remaining > 0;
+    b->out.deliver = remaining > 0 ? BRIDGE_DELIVER_STREAM : BRIDGE_DELIVER_IDLE;
     stream_out(b, iov, n, remaining == 0, NULL, 0);
-    if (!b->mid_message && sd_buf_len(&b->held) > 0 && !bridge_ended(b)) {
-        stream_out(b, &(struct iovec){ sd_buf_head(&b->held), sd_buf_len(&b->held) }, 1, 1, NULL,
-                   0);
-        sd_buf_consume(&b->held, sd_buf_len(&b->held));
-        sd_buf_trim(&b->held);
+    if (b->out.deliver == BRIDGE_DELIVER_IDLE && sd_buf_len(&b->out.held) > 0 &&
+        !bridge_ended(b)) {
+        struct iovec held = { sd_buf_head(&b->out.held), sd_buf_len(&b->out.held) };
+
+        stream_out(b, &held, 1, 1, NULL, 0);
+        sd_buf_consume(&b->out.held, sd_buf_len(&b->out.held));
+        sd_buf_trim(&b->out.held);
     }
 }
 

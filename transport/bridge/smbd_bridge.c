@@ -79,8 +79,8 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     memset(st, 0, sizeof(*st));
     smbd_conn_get_stats(b->conn, &st->smbd);
     smbd_conn_query(b->conn, &st->params);
-    st->stream_bytes_in = b->bytes_in;
-    st->stream_bytes_out = b->bytes_out;
+    st->stream_bytes_in = b->in.bytes;
+    st->stream_bytes_out = b->out.bytes;
     if (b->chan)
         bridge_chan_get_stats(b->chan, &st->chan);
 }
@@ -94,7 +94,7 @@ static size_t bridge_host_backlog(void *ctx)
 {
     struct smbd_bridge *b = ctx;
 
-    return out_queue_len(&b->outq);
+    return out_queue_len(&b->out.queue);
 }
 
 static void bridge_host_inline_io(void *ctx)
@@ -152,7 +152,7 @@ static void bridge_watch_stream(struct smbd_bridge *b)
         want |= SD_EV_IN; /* read and dropped */
     else if (bridge_reads_stream(b) && !bridge_stream_held(b))
         want |= SD_EV_IN;
-    if (out_queue_len(&b->outq) > 0)
+    if (out_queue_len(&b->out.queue) > 0)
         want |= SD_EV_OUT;
     if (want == 0 && b->hup)
         want = -1; /* a hung-up fd would report HUP forever: stop watching it */
@@ -172,11 +172,11 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 void bridge_sync(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
-    size_t outq = out_queue_len(&b->outq);
+    size_t outq = out_queue_len(&b->out.queue);
 
-    if (!bridge_ended(b) && !b->out_blocked && outq > 0) {
+    if (!bridge_ended(b) && !b->out.blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
-        outq = out_queue_len(&b->outq);
+        outq = out_queue_len(&b->out.queue);
     }
     if (bridge_ended(b))
         return;
@@ -186,15 +186,15 @@ void bridge_sync(struct smbd_bridge *b)
             bridge_watch_stream(b);
         return;
     }
-    if (!b->recv_paused && outq >= BRIDGE_STREAM_HIGH) {
-        b->recv_paused = 1;
+    if (!b->out.recv_paused && outq >= BRIDGE_STREAM_HIGH) {
+        b->out.recv_paused = 1;
         smbd_conn_pause_receive(b->conn, 1, now);
-    } else if (b->recv_paused && outq <= BRIDGE_STREAM_LOW) {
-        b->recv_paused = 0;
+    } else if (b->out.recv_paused && outq <= BRIDGE_STREAM_LOW) {
+        b->out.recv_paused = 0;
         smbd_conn_pause_receive(b->conn, 0, now); /* the credits go out before the loop sleeps */
     }
-    if (b->send_blocked && smbd_conn_send_queued(b->conn) <= BRIDGE_SEND_LOW) {
-        b->send_blocked = 0;
+    if (b->in.send_blocked && smbd_conn_send_queued(b->conn) <= BRIDGE_SEND_LOW) {
+        b->in.send_blocked = 0;
         bridge_send_buffered(b, now); /* messages already in the framer need no event */
     }
     bridge_mem_wait(b, now);
@@ -242,12 +242,12 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .watched = -1, .state = BRIDGE_OPEN,
                                .on_end = on_end, .ctx = ctx,
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
-                               .track_requests = opts && opts->channel == BRIDGE_CHAN_CLIENT };
+                               .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
     smb2_pending_init(&b->pending);
     buf_pool_ref(); /* released in the end, or below on failure */
-    out_queue_init(&b->outq, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    sd_buf_init(&b->held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    sd_buf_init(&b->whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    out_queue_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    sd_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    sd_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {
         const struct bridge_chan_host host = { .conn = b->conn, .ctx = b,
                                                .remote_invalidation =
@@ -267,7 +267,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     /* With the channel a client's large WRITE leaves as a small request: the framer
      * takes any Direct-TCP length, and what still cannot be sent inline is refused by
      * the engine (fail_too_large). */
-    rc = smbd_framer_init(&b->framer, !b->chan && p.neg.max_fragmented_send_size <
+    rc = smbd_framer_init(&b->in.framer, !b->chan && p.neg.max_fragmented_send_size <
                                                        SMBD_FRAMER_MAX_MSG
                                           ? p.neg.max_fragmented_send_size
                                           : SMBD_FRAMER_MAX_MSG);
