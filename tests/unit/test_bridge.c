@@ -1,16 +1,17 @@
 /* tests/unit/test_bridge.c — two bridges joined by a real soft-iWARP SMB Direct link on
- * loopback (the passive side accepted asynchronously like the relay, the active side
- * dialled like the shim), each fed by a stream: SMB2-framed random messages up to 8 MiB
- * go A -> B and B -> A at once and arrive intact; a link killed mid-transfer resets or
- * closes both streams within a bound; a stream EOF disconnects the link in order. With the
- * READ/WRITE channel (A the relay's server role, B the shim's client role), a channel
- * memory budget holds WRITEs back, in order, instead of failing them: on the client side
- * the program's next request waits in its stream, on the server side the client's next
- * channel WRITE waits for its RDMA Read. Where registering pins memory (soft-iWARP
- * wrapped to count as a device does, th_pinned.h), pipelined channel READs and WRITEs of
- * every size up to the link's I/O limit all arrive intact, over the channel, both under
- * a low RLIMIT_MEMLOCK (planned at connect) and when registrations are refused past a
- * byte count with no limit set (as a kernel does when something else pinned memory). */
+ * loopback (th_bridge.h: the passive side accepted asynchronously like the relay, the
+ * active side dialled like the shim), each fed by a stream: SMB2-framed random messages
+ * up to 8 MiB go A -> B and B -> A at once and arrive intact; a link killed mid-transfer
+ * resets or closes both streams within a bound; a stream EOF disconnects the link in
+ * order. With the READ/WRITE channel (A the relay's server role, B the shim's client
+ * role), a channel memory budget holds WRITEs back, in order, instead of failing them: on
+ * the client side the program's next request waits in its stream, on the server side the
+ * client's next channel WRITE waits for its RDMA Read. Where registering pins memory
+ * (soft-iWARP wrapped to count as a device does, th_pinned.h), pipelined channel READs
+ * and WRITEs of every size up to the link's I/O limit all arrive intact, over the
+ * channel, both under a low RLIMIT_MEMLOCK (planned at connect) and when registrations
+ * are refused past a byte count with no limit set (as a kernel does when something else
+ * pinned memory). The lifecycle's transitions one by one: test_bridge_lifecycle.c. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -23,7 +24,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <poll.h>
 
 #include <cmocka.h>
@@ -33,192 +33,9 @@
 #include "smbd_link.h"
 #include "soft/soft_cm.h"
 #include "sd_pinned.h"
+#include "th_bridge.h"
 #include "th_pinned.h"
 #include "th_smb2.h"
-
-#define BT_END_BOUND_MS 5000
-
-struct bt_side {
-    int app_fd;                /* the test's end of the stream */
-    struct smbd_bridge *bridge;
-    uint64_t chan_mem_peak;    /* the bridge's channel buffers at most (at its end) */
-    uint64_t rdma_ios;         /* channel READs + WRITEs it moved by RDMA (at its end) */
-    int ended, end_err;
-    char reason[256];
-    uint64_t ended_at;
-};
-
-struct bt_pair {
-    struct sd_loop *loop;
-    struct sd_listener *listener;
-    int port;
-    struct smbd_link_opts opts;
-    struct smbd_link *passive, *active;
-    struct bt_side a, b;       /* a: passive (relay-like), b: active (shim-like) */
-    pthread_t loop_thread;
-    char dial_why[256];
-};
-
-/* ---- setup ---- */
-
-/* The providers of the passive and the active link (the listener is soft-iWARP's
- * either way). */
-static const struct sd_provider_ops *bt_provider = &sd_soft_provider;
-static const struct sd_provider_ops *bt_provider_active = &sd_soft_provider;
-
-static void bt_accepted(void *ctx, struct smbd_link *k, int err, const char *why)
-{
-    struct bt_pair *p = ctx;
-
-    if (err)
-        fail_msg("accept failed: %s", why);
-    p->passive = k;
-}
-
-static void bt_listener_cb(void *ctx, int revents)
-{
-    struct bt_pair *p = ctx;
-    char why[256];
-
-    int rc;
-
-    (void)revents;
-    rc = smbd_link_accept_start(p->loop, p->listener, &p->opts, bt_accepted, p, why, sizeof(why));
-    if (rc == -EAGAIN) /* the MPA request is not all in yet: wait for more */
-        return;
-    if (rc < 0)
-        fail_msg("accept_start: %s", why);
-    assert_int_equal(sd_loop_del_fd(p->loop, sd_soft_provider.listener_fd(p->listener)), 0);
-}
-
-static void *bt_dial(void *arg)
-{
-    struct bt_pair *p = arg;
-    struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p->port),
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    struct smbd_link_opts o = p->opts;
-    char why[200];
-
-    smbd_config_default(&o.cfg, SMBD_ROLE_ACTIVE);
-    o.provider = bt_provider_active;
-    o.io_size = 2u << 20; /* the shim's default channel I/O */
-    if (smbd_link_dial((struct sockaddr *)&dst, sizeof(dst), &o, &p->active, why,
-                       sizeof(why)) < 0)
-        snprintf(p->dial_why, sizeof(p->dial_why), "dial: %s", why); /* checked on join */
-    return NULL;
-}
-
-static void bt_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
-{
-    struct bt_side *s = ctx;
-
-    s->chan_mem_peak = st->chan.mem_peak;
-    s->rdma_ios = st->chan.rdma_reads + st->chan.rdma_writes;
-    s->ended++;
-    s->end_err = err;
-    s->ended_at = sd_now_ms();
-    snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
-}
-
-/* A connected TCP pair on loopback (the relay's backend stream shape). */
-static void bt_tcp_pair(int sv[2])
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t al = sizeof(a);
-    int l = socket(AF_INET, SOCK_STREAM, 0);
-
-    assert_true(l >= 0);
-    assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(l, 1), 0);
-    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
-    sv[0] = socket(AF_INET, SOCK_STREAM, 0);
-    assert_int_equal(connect(sv[0], (struct sockaddr *)&a, sizeof(a)), 0);
-    sv[1] = accept(l, NULL, NULL);
-    assert_true(sv[1] >= 0);
-    close(l);
-}
-
-static void *bt_loop_main(void *arg)
-{
-    struct bt_pair *p = arg;
-
-    assert_int_equal(sd_loop_run(p->loop), 0);
-    return NULL;
-}
-
-/* Links up, bridges started with these options (b's stream is TCP when tcp_b), loop
- * running in a thread. */
-static void bt_setup_opts(struct bt_pair *p, int tcp_b, const struct smbd_bridge_opts *oa,
-                          const struct smbd_bridge_opts *ob)
-{
-    struct sockaddr_in any = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    struct sockaddr_in bound;
-    socklen_t bl = sizeof(bound);
-    pthread_t dialer;
-    uint64_t end;
-    int err = 0, sa[2], sb[2];
-
-    memset(p, 0, sizeof(*p));
-    p->loop = sd_loop_new();
-    assert_non_null(p->loop);
-    smbd_config_default(&p->opts.cfg, SMBD_ROLE_PASSIVE);
-    p->opts.provider = bt_provider;
-    p->opts.ird = p->opts.ord = 16;
-    p->opts.smbd_ird_ord_header = 1;
-    p->opts.timeout_ms = 5000;
-    p->listener = sd_soft_provider.listen((struct sockaddr *)&any, sizeof(any),
-                                          &(struct sd_listen_params){ 8, 5000 }, &err);
-    assert_non_null(p->listener);
-    assert_int_equal(sd_soft_listener_addr(p->listener, (struct sockaddr *)&bound, &bl), 0);
-    p->port = ntohs(bound.sin_port);
-    assert_int_equal(sd_loop_add_fd(p->loop, sd_soft_provider.listener_fd(p->listener), SD_EV_IN,
-                                    bt_listener_cb, p), 0);
-    assert_int_equal(pthread_create(&dialer, NULL, bt_dial, p), 0);
-    end = sd_now_ms() + 10000;
-    while (!p->passive && sd_now_ms() < end)
-        assert_true(sd_loop_run_once(p->loop, 50) >= 0);
-    pthread_join(dialer, NULL);
-    if (p->dial_why[0])
-        fail_msg("%s", p->dial_why);
-    assert_non_null(p->passive);
-    assert_non_null(p->active);
-
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sa), 0);
-    if (tcp_b)
-        bt_tcp_pair(sb);
-    else
-        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
-    p->a.app_fd = sa[0];
-    p->b.app_fd = sb[0];
-    p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], oa, bt_on_end, &p->a);
-    p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], ob, bt_on_end, &p->b);
-    assert_non_null(p->a.bridge);
-    assert_non_null(p->b.bridge);
-    assert_int_equal(pthread_create(&p->loop_thread, NULL, bt_loop_main, p), 0);
-}
-
-static void bt_setup(struct bt_pair *p, int tcp_b)
-{
-    bt_setup_opts(p, tcp_b, NULL, NULL);
-}
-
-/* Waits (from the test thread) until both bridges ended, then stops the loop. */
-static void bt_teardown(struct bt_pair *p)
-{
-    uint64_t end = sd_now_ms() + BT_END_BOUND_MS;
-
-    close(p->a.app_fd);
-    close(p->b.app_fd);
-    while ((!__atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) ||
-            !__atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE)) && sd_now_ms() < end)
-        usleep(5000);
-    sd_loop_stop(p->loop);
-    pthread_join(p->loop_thread, NULL);
-    assert_int_equal(p->a.ended, 1);
-    assert_int_equal(p->b.ended, 1);
-    sd_soft_provider.listener_close(p->listener);
-    sd_loop_free(p->loop);
-}
 
 /* ---- traffic ---- */
 
@@ -354,7 +171,7 @@ out:
 }
 
 /* Both directions at once; returns total bytes carried. */
-static uint64_t bt_exchange(struct bt_pair *p, int count)
+static uint64_t bt_exchange(struct th_bridge_pair *p, int count)
 {
     struct bt_flow wa = { .fd = p->a.app_fd, .seed = 11, .count = count };
     struct bt_flow rb = { .fd = p->b.app_fd, .seed = 11, .count = count };
@@ -381,42 +198,19 @@ static uint64_t bt_exchange(struct bt_pair *p, int count)
 
 static void test_messages_cross_intact_both_ways(void **state)
 {
-    struct bt_pair p;
+    struct th_bridge_pair p;
     uint64_t start, bytes, ms;
 
     (void)state;
-    bt_setup(&p, 0);
+    th_bridge_setup(&p, 0, NULL, NULL);
     start = sd_now_ms();
     bytes = bt_exchange(&p, 30);
     ms = sd_now_ms() - start;
     print_message("# %llu bytes both ways in %llu ms (%.1f MB/s)\n", (unsigned long long)bytes,
                   (unsigned long long)ms, ms ? (double)bytes / 1e3 / (double)ms : 0.0);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     /* The streams closed first: one side saw EOF and disconnected in order. */
     assert_true(p.a.end_err == 0 || p.b.end_err == 0);
-}
-
-/* Finds the socket the provider accepted (local port = listener port, connected). */
-static int bt_find_accepted_socket(int port, int listener_fd)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    int found = -1;
-
-    assert_non_null(d);
-    while ((e = readdir(d))) {
-        int fd = atoi(e->d_name);
-        struct sockaddr_in la, pa;
-        socklen_t ll = sizeof(la), pl = sizeof(pa);
-
-        if (e->d_name[0] == '.' || fd == listener_fd || fd == dirfd(d))
-            continue;
-        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0 && la.sin_family == AF_INET &&
-            ntohs(la.sin_port) == port && getpeername(fd, (struct sockaddr *)&pa, &pl) == 0)
-            found = fd;
-    }
-    closedir(d);
-    return found;
 }
 
 static void *bt_blast(void *arg)
@@ -427,69 +221,50 @@ static void *bt_blast(void *arg)
     return NULL;
 }
 
-/* Waits until fd reports EOF or ECONNRESET; returns the ms it took or -1. */
-static int bt_wait_closed(int fd, int bound_ms)
-{
-    uint64_t start = sd_now_ms();
-    static uint8_t sink[1 << 16];
-
-    while (sd_now_ms() - start < (uint64_t)bound_ms) {
-        struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        ssize_t r;
-
-        if (poll(&pfd, 1, 100) <= 0)
-            continue;
-        r = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
-        if (r == 0 || (r < 0 && errno == ECONNRESET))
-            return (int)(sd_now_ms() - start);
-    }
-    return -1;
-}
-
 static void test_link_killed_mid_transfer_closes_streams(void **state)
 {
-    struct bt_pair p;
+    struct th_bridge_pair p;
     struct bt_flow w = { .seed = 33, .count = 1000 };
     pthread_t t;
     int qp_fd, ms_a, ms_b;
 
     (void)state;
-    bt_setup(&p, 1);
+    th_bridge_setup(&p, 1, NULL, NULL);
     w.fd = p.a.app_fd;
     assert_int_equal(pthread_create(&t, NULL, bt_blast, &w), 0);
     usleep(100000); /* traffic flowing A -> B, nobody reading B: queues fill */
-    qp_fd = bt_find_accepted_socket(p.port, sd_soft_provider.listener_fd(p.listener));
+    qp_fd = th_bridge_accepted_socket(&p);
     assert_true(qp_fd >= 0);
     assert_int_equal(shutdown(qp_fd, SHUT_RDWR), 0); /* the wire dies under the passive side */
-    ms_b = bt_wait_closed(p.b.app_fd, BT_END_BOUND_MS);
-    ms_a = bt_wait_closed(p.a.app_fd, BT_END_BOUND_MS);
+    ms_b = th_bridge_wait_closed(p.b.app_fd, TH_BRIDGE_END_MS, NULL);
+    ms_a = th_bridge_wait_closed(p.a.app_fd, TH_BRIDGE_END_MS, NULL);
     print_message("# streams closed %d ms (B, TCP) and %d ms (A) after the kill\n", ms_b, ms_a);
     assert_true(ms_b >= 0);
     assert_true(ms_a >= 0);
     shutdown(p.a.app_fd, SHUT_RDWR); /* unblock the writer if it is still in send() */
     pthread_join(t, NULL);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     assert_true(p.a.end_err < 0);
     assert_true(p.b.end_err < 0);
 }
 
 static void test_stream_eof_disconnects_link(void **state)
 {
-    struct bt_pair p;
+    struct th_bridge_pair p;
     uint64_t closed_at;
     int ms;
 
     (void)state;
-    bt_setup(&p, 0);
+    th_bridge_setup(&p, 0, NULL, NULL);
     bt_exchange(&p, 3);
     closed_at = sd_now_ms();
     shutdown(p.a.app_fd, SHUT_WR); /* the program is done: EOF on A's stream */
-    ms = bt_wait_closed(p.b.app_fd, BT_END_BOUND_MS);
+    ms = th_bridge_wait_closed(p.b.app_fd, TH_BRIDGE_END_MS, NULL);
     assert_true(ms >= 0);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     assert_int_equal(p.a.end_err, 0);        /* A: orderly disconnect after its stream's EOF */
     assert_true(p.b.end_err < 0);            /* B: the peer went away */
-    assert_true(p.a.ended_at - closed_at < BT_END_BOUND_MS);
+    assert_true(p.a.ended_at - closed_at < TH_BRIDGE_END_MS);
     print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
 }
 
@@ -525,14 +300,14 @@ static void test_peer_close_delivers_every_byte_to_a_slow_reader(void **state)
 {
     static uint8_t got[OC_MSGS * (OC_SIZE + 4)];
     uint8_t *want = malloc(OC_SIZE);
-    struct bt_pair p;
+    struct th_bridge_pair p;
     pthread_t t;
     size_t have = 0;
     ssize_t n;
 
     (void)state;
     assert_non_null(want);
-    bt_setup(&p, 1); /* b's stream is TCP, like the relay's backend */
+    th_bridge_setup(&p, 1, NULL, NULL); /* b's stream is TCP, like the relay's backend */
     assert_int_equal(pthread_create(&t, NULL, oc_backend, &p.b.app_fd), 0);
     do {
         usleep(20000);
@@ -552,7 +327,7 @@ static void test_peer_close_delivers_every_byte_to_a_slow_reader(void **state)
         assert_memory_equal(got + (size_t)i * (OC_SIZE + 4) + 4, want, OC_SIZE);
     }
     free(want);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     print_message("# A: %s; B: %s\n", p.a.reason, p.b.reason);
 }
 
@@ -561,54 +336,6 @@ static void test_peer_close_delivers_every_byte_to_a_slow_reader(void **state)
 #define BC_IO     (2u << 20)   /* each WRITE's data: two of them exceed the budget */
 #define BC_BUDGET (1u << 20)
 #define BC_WRITES 3
-
-/* Writes one Direct-TCP frame (blocking). */
-static void bc_send_frame(int fd, const uint8_t *msg, size_t len)
-{
-    uint8_t prefix[4] = { 0, (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
-
-    assert_int_equal(send(fd, prefix, 4, MSG_NOSIGNAL), 4);
-    for (size_t off = 0; off < len;) {
-        ssize_t n = send(fd, msg + off, len - off, MSG_NOSIGNAL);
-
-        assert_true(n > 0);
-        off += (size_t)n;
-    }
-}
-
-/* Reads exactly len bytes within timeout_ms: 0, or -1 when they did not all come. */
-static int bc_read_exact(int fd, uint8_t *buf, size_t len, int timeout_ms)
-{
-    uint64_t end = sd_now_ms() + (uint64_t)timeout_ms;
-
-    for (size_t off = 0; off < len;) {
-        struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        int left = (int)sd_ms_until(end);
-        ssize_t n;
-
-        if (left <= 0 || poll(&pfd, 1, left) <= 0)
-            return -1;
-        n = recv(fd, buf + off, len - off, 0);
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
-    }
-    return 0;
-}
-
-/* One frame within timeout_ms into buf (cap bytes): its length, or -1 when none came. */
-static long bc_recv_frame(int fd, uint8_t *buf, size_t cap, int timeout_ms)
-{
-    uint8_t prefix[4];
-    size_t len;
-
-    if (bc_read_exact(fd, prefix, 4, timeout_ms) < 0)
-        return -1;
-    len = (size_t)prefix[1] << 16 | (size_t)prefix[2] << 8 | prefix[3];
-    assert_true(prefix[0] == 0 && len <= cap);
-    assert_int_equal(bc_read_exact(fd, buf, len, 5000), 0);
-    return (long)len;
-}
 
 struct bc_writer {
     int fd;
@@ -621,14 +348,13 @@ static void *bc_program_writes(void *arg)
     struct bc_writer *w = arg;
 
     for (uint64_t id = 1; id <= BC_WRITES; id++)
-        bc_send_frame(w->fd, w->msg, th_smb2_plain_write(w->msg, id, BC_IO));
+        th_bridge_send_frame(w->fd, w->msg, th_smb2_plain_write(w->msg, id, BC_IO));
     return NULL;
 }
 
 struct bc_stats_req {
     struct smbd_bridge *bridge;
     struct smbd_bridge_stats st;
-    int done;
 };
 
 static void bc_stats_task(void *ctx)
@@ -636,24 +362,21 @@ static void bc_stats_task(void *ctx)
     struct bc_stats_req *r = ctx;
 
     smbd_bridge_get_stats(r->bridge, &r->st);
-    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 }
 
 /* A live bridge's counters, read on the loop thread (from the test's). */
-static void bc_stats(struct bt_pair *p, struct smbd_bridge *b, struct smbd_bridge_stats *st)
+static void bc_stats(struct th_bridge_pair *p, struct smbd_bridge *b, struct smbd_bridge_stats *st)
 {
     struct bc_stats_req r = { .bridge = b };
 
-    assert_int_equal(sd_loop_post(p->loop, bc_stats_task, &r), 0);
-    while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
-        usleep(1000);
+    th_bridge_on_loop(p, bc_stats_task, &r);
     *st = r.st;
 }
 
 /* The shim holds the program's WRITE id + 1 back while WRITE id's buffer is registered:
  * it is offered and told to wait, three times more (the shim retries every few ms), and
  * all that while only WRITEs 1..id have left the shim. */
-static void bc_expect_held(struct bt_pair *p, uint64_t id)
+static void bc_expect_held(struct th_bridge_pair *p, uint64_t id)
 {
     struct smbd_bridge_stats st;
     uint64_t waits, end = sd_now_ms() + 5000;
@@ -679,20 +402,20 @@ static uint64_t bc_run(const struct smbd_bridge_opts *relay, const struct smbd_b
     static uint8_t want[TH_RW_FIXED + BC_IO], got[TH_RW_FIXED + BC_IO + 64];
     struct bc_writer w = { .msg = malloc(TH_RW_FIXED + BC_IO) };
     uint8_t small[256];
-    struct bt_pair p;
+    struct th_bridge_pair p;
     pthread_t t;
     long n;
 
     assert_non_null(w.msg);
     th_smb2_plain_write(want, 0, BC_IO);
-    bt_setup_opts(&p, 1, relay, shim);
+    th_bridge_setup(&p, 1, relay, shim);
     w.fd = p.b.app_fd;
     /* the backend answers NEGOTIATE with 3.1.1: the shim's side may use the channel */
-    bc_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
-    assert_int_equal(bc_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 129);
+    th_bridge_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
+    assert_int_equal(th_bridge_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 129);
     assert_int_equal(pthread_create(&t, NULL, bc_program_writes, &w), 0);
     for (uint64_t id = 1; id <= BC_WRITES; id++) {
-        n = bc_recv_frame(p.a.app_fd, got, sizeof(got), 5000);
+        n = th_bridge_recv_frame(p.a.app_fd, got, sizeof(got), 5000);
         assert_int_equal(n, TH_RW_FIXED + BC_IO);
         assert_int_equal(got[24], (uint8_t)id); /* MessageId, in order */
         assert_memory_equal(got + TH_RW_FIXED, want + TH_RW_FIXED, BC_IO);
@@ -703,13 +426,13 @@ static uint64_t bc_run(const struct smbd_bridge_opts *relay, const struct smbd_b
         for (uint64_t r = one_at_a_time ? id : 1; r <= id; r++) {
             const struct th_hdr h = { .command = 9, .message_id = r };
 
-            bc_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, BC_IO));
-            assert_int_equal(bc_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 80);
+            th_bridge_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, BC_IO));
+            assert_int_equal(th_bridge_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 80);
         }
     }
     pthread_join(t, NULL);
     free(w.msg);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     return p.a.chan_mem_peak;
 }
 
@@ -762,7 +485,7 @@ static int bg_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
 static int bg_teardown(void **state)
 {
     (void)state;
-    bt_provider = &sd_soft_provider;
+    th_bridge_provider = &sd_soft_provider;
     return 0;
 }
 
@@ -773,7 +496,7 @@ static uint64_t bc_run_gated(const struct smbd_bridge_opts *relay,
     memset(&bg_gate, 0, sizeof(bg_gate));
     bg_ops = sd_soft_provider;
     bg_ops.poll_cq = bg_poll_cq;
-    bt_provider = &bg_ops;
+    th_bridge_provider = &bg_ops;
     return bc_run(relay, shim, 0);
 }
 
@@ -843,7 +566,7 @@ static void *bm_program_requests(void *arg)
     for (int i = 0; i < BM_IOS && m; i++) {
         uint32_t len = bm_size(i, pr->io_max);
 
-        bc_send_frame(pr->fd, m, i % 2 == 0 ? th_smb2_plain_write(m, (uint64_t)i + 1, len)
+        th_bridge_send_frame(pr->fd, m, i % 2 == 0 ? th_smb2_plain_write(m, (uint64_t)i + 1, len)
                                             : th_smb2_plain_read(m, (uint64_t)i + 1, len));
     }
     free(m);
@@ -863,7 +586,7 @@ static void *bm_program_answers(void *arg)
         int i;
         uint32_t len;
 
-        n = bc_recv_frame(pr->fd, got, 80 + pr->io_max + 64, 20000);
+        n = th_bridge_recv_frame(pr->fd, got, 80 + pr->io_max + 64, 20000);
         if (n < 64 || (i = got[24] - 1) < 0 || i >= BM_IOS || seen[i]++) {
             snprintf(pr->error, sizeof(pr->error), "answer %d missing or unexpected", k);
             goto out;
@@ -897,12 +620,12 @@ static void bm_run(size_t refuse_after)
                                            .channel_threshold = 4096 };
     struct bm_program prog = { 0 }, ans = { 0 };
     uint8_t small[256], *got, *want;
-    struct bt_pair p;
+    struct th_bridge_pair p;
     pthread_t tw, tr;
     long n;
     struct smbd_params sp;
 
-    bt_setup_opts(&p, 1, &relay, &shim);
+    th_bridge_setup(&p, 1, &relay, &shim);
     if (refuse_after)
         th_pinning_refuse_past(th_pinning_live() + refuse_after);
     /* the shim's cap: its channel I/O, the link's limit, the relay's MaxReadWriteSize */
@@ -915,8 +638,8 @@ static void bm_run(size_t refuse_after)
     print_message("# largest I/O %u bytes\n", prog.io_max);
     got = malloc(TH_RW_FIXED + prog.io_max + 64);
     want = malloc(TH_RW_FIXED + prog.io_max);
-    bc_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
-    assert_int_equal(bc_recv_frame(p.b.app_fd, got, 256, 5000), 129);
+    th_bridge_send_frame(p.a.app_fd, small, th_smb2_negotiate_resp(small, 0x0311));
+    assert_int_equal(th_bridge_recv_frame(p.b.app_fd, got, 256, 5000), 129);
     prog.fd = ans.fd = p.b.app_fd;
     ans.io_max = prog.io_max;
     assert_int_equal(pthread_create(&tw, NULL, bm_program_requests, &prog), 0);
@@ -925,7 +648,7 @@ static void bm_run(size_t refuse_after)
         int i;
         uint32_t len;
 
-        n = bc_recv_frame(p.a.app_fd, got, TH_RW_FIXED + prog.io_max + 64, 20000);
+        n = th_bridge_recv_frame(p.a.app_fd, got, TH_RW_FIXED + prog.io_max + 64, 20000);
         if (n < 0)
             fail_msg("the backend got no request %d (shim: %s; relay: %s)", k, p.b.reason,
                      p.a.reason);
@@ -940,19 +663,19 @@ static void bm_run(size_t refuse_after)
             th_smb2_plain_write(want, 0, len);
             assert_int_equal(n, TH_RW_FIXED + len);
             assert_memory_equal(got + TH_RW_FIXED, want + TH_RW_FIXED, len);
-            bc_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, len));
+            th_bridge_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, len));
         } else {
             size_t hl = th_smb2_read_resp(want, &h, 80, len, 0);
 
             bm_read_data(want + hl, (uint64_t)i + 1, len);
-            bc_send_frame(p.a.app_fd, want, hl + len);
+            th_bridge_send_frame(p.a.app_fd, want, hl + len);
         }
     }
     pthread_join(tw, NULL);
     pthread_join(tr, NULL);
     free(got);
     free(want);
-    bt_teardown(&p);
+    th_bridge_teardown(&p);
     if (!ans.ok)
         fail_msg("program: %s", ans.error);
     /* the 4097-byte and larger I/Os all went by RDMA, on both sides */
@@ -963,7 +686,7 @@ static void bm_run(size_t refuse_after)
 static int bm_teardown(void **state)
 {
     (void)state;
-    bt_provider = bt_provider_active = &sd_soft_provider;
+    th_bridge_provider = th_bridge_provider_active = &sd_soft_provider;
     th_pinning_refuse_past(SIZE_MAX);
     th_memlock_restore();
     assert_int_equal(sd_pinned_used(), 0);
@@ -977,7 +700,7 @@ static int bm_teardown(void **state)
 static void test_pinned_memory_under_debians_default_memlock_moves_every_io(void **state)
 {
     (void)state;
-    bt_provider = bt_provider_active = th_pinning_ops(&sd_soft_provider);
+    th_bridge_provider = th_bridge_provider_active = th_pinning_ops(&sd_soft_provider);
     th_memlock_set(8u << 20);
     th_pinning_refuse_past(SIZE_MAX);
     bm_run(0);
@@ -1012,13 +735,13 @@ static void bm_refused(const struct sd_provider_ops **side, size_t extra)
 static void test_the_shims_refused_registrations_delay_io_but_lose_none(void **state)
 {
     (void)state;
-    bm_refused(&bt_provider_active, 3u << 20); /* the shim registers I/Os until answered */
+    bm_refused(&th_bridge_provider_active, 3u << 20); /* the shim registers I/Os until answered */
 }
 
 static void test_the_relays_refused_registrations_delay_io_but_lose_none(void **state)
 {
     (void)state;
-    bm_refused(&bt_provider, (1u << 20) + (128u << 10)); /* the relay's I/O: 1 MiB */
+    bm_refused(&th_bridge_provider, (1u << 20) + (128u << 10)); /* the relay's I/O: 1 MiB */
 }
 
 int main(void)

@@ -40,8 +40,9 @@ struct smbd_bridge_opts {
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this
  * fails, returning NULL without calling on_end). on_end runs on the loop thread once,
  * never from inside smbd_bridge_start, after which the bridge is freed. err is 0 when
- * the stream ended (EOF) and the link was disconnected in order, else -errno. Must be
- * called on the loop thread. */
+ * the stream ended (EOF) and the link was disconnected in order, else -errno:
+ * -ECONNRESET also when the peer closed in order and the stream got all it delivered,
+ * then its EOF. Must be called on the loop thread. */
 struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *link, int stream_fd,
                                       const struct smbd_bridge_opts *opts,
                                       void (*on_end)(void *ctx, const struct smbd_bridge_stats *st,
@@ -49,9 +50,12 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                       void *ctx);
 
 /* The program is exiting (the shim's exit handler): what it wrote into the stream is
- * its last; once read, the stream counts as ended (EOF: the answers to what it asked
- * are awaited as after its SHUT_WR, then the link is disconnected in order and on_end
- * follows). Loop thread. */
+ * its last; once read, the stream counts as ended (EOF), and once sent the link is
+ * disconnected in order and on_end follows. No answer is awaited (nobody will read it),
+ * except while the peer may still access the program's channel buffers, at most
+ * BRIDGE_HALF_CLOSE_MS; after the program's SHUT_WR this ends the wait for its answers.
+ * While the bridge flushes what the peer delivered before it closed, the bridge fails
+ * (nobody will read the rest). Loop thread. */
 void smbd_bridge_finish(struct smbd_bridge *b);
 
 /* The counters of a live bridge, now (the relay's --status). Loop thread. */

@@ -1,0 +1,228 @@
+/* transport/bridge/bridge_int.h — the bridge's private header: struct smbd_bridge, its
+ * tunables, and the functions its files call across (smbd_bridge.c: start, events and
+ * bridge_sync; bridge_to_stream.c: link -> stream; bridge_from_stream.c: stream -> link;
+ * bridge_end.c: how it ends). Internal to transport/bridge/. */
+#ifndef SMBDIRECT_BRIDGE_INT_H
+#define SMBDIRECT_BRIDGE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "bridge_chan.h"
+#include "out_queue.h"
+#include "sd_buf.h"
+#include "smb2_pending.h"
+#include "smbd_bridge.h"
+#include "smbd_framer.h"
+
+#define BRIDGE_SEND_HIGH     (4u << 20) /* engine send queue: stop reading the stream */
+#define BRIDGE_SEND_LOW      (1u << 20) /* ... and resume */
+#define BRIDGE_STREAM_HIGH   (4u << 20) /* stream write queue: pause receive credits */
+#define BRIDGE_STREAM_LOW    (1u << 20) /* ... and resume */
+#define BRIDGE_READ_BUDGET   (4u << 20) /* stream bytes read per event, for fairness */
+#define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
+#define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
+#define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
+#define BRIDGE_CHAN_RETRY_MS 2          /* retry while a message waits for memory */
+#define BRIDGE_SEND_WAIT     BRIDGE_CHAN_WAIT /* bridge_send_message: no send buffers now */
+#define BRIDGE_HALF_CLOSE_MS 10000      /* after the program's SHUT_WR: the most we wait for
+                                           the answers to what it asked */
+#define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
+#define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
+
+typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
+
+/* Where a bridge is in its life. Every change goes through bridge_enter (smbd_bridge.c),
+ * which refuses one this table does not list: that is a bug, logged as an error, and
+ * the bridge fails instead.
+ *
+ *   from           to             when
+ *   OPEN           HALF_CLOSED    the stream's EOF (the program's SHUT_WR, the backend's FIN)
+ *                  FINISHING      smbd_bridge_finish (the program is exiting)
+ *                  FLUSHING       the peer closed in order, between messages
+ *   FINISHING      FINISHED       the stream read to the end of what it held (or its EOF)
+ *                  FLUSHING       as from OPEN
+ *   HALF_CLOSED    DISCONNECTING  sends out, and (client role) every request answered
+ *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  FINISHED       smbd_bridge_finish
+ *                  FLUSHING       as from OPEN
+ *   FINISHED       DISCONNECTING  sends out, and the peer's RDMA on channel buffers done
+ *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  FLUSHING       as from OPEN
+ *   CLOSING        DISCONNECTING  sends out
+ *                  FLUSHING       as from OPEN
+ *   DISCONNECTING  CLOSED         the link's orderly end, or BRIDGE_CLOSE_MS without it
+ *   FLUSHING       CLOSED         every delivered byte written, or the stream gone too
+ *   any of these   FAILED         an error, smbd_bridge_stop, smbd_bridge_finish while
+ *                                 FLUSHING, a refused change
+ *   CLOSED, FAILED                final: the end is scheduled (bridge_end.c); a later end
+ *                                 keeps the first reason
+ *
+ * Only OPEN and FINISHING read the stream (FLUSHING reads and drops); every state but
+ * the final ones delivers what the peer sends. */
+enum bridge_state {
+    BRIDGE_OPEN,          /* both ways */
+    BRIDGE_FINISHING,     /* the program is exiting: the stream is read to the end of what
+                             it holds, which then counts as its EOF */
+    BRIDGE_HALF_CLOSED,   /* the stream ended: its answers are still delivered; the link
+                             is disconnected once the sends are out and (client role)
+                             every request is answered, at most BRIDGE_HALF_CLOSE_MS */
+    BRIDGE_FINISHED,      /* the exiting program's stream ended: disconnected once the
+                             sends are out and the peer no longer accesses channel buffers
+                             (nobody reads answers), at most BRIDGE_HALF_CLOSE_MS */
+    BRIDGE_CLOSING,       /* the stream ended, the wait is over: disconnected once the
+                             sends are out */
+    BRIDGE_DISCONNECTING, /* the link is disconnecting in order */
+    BRIDGE_FLUSHING,      /* the peer closed in order: the stream gets what it delivered,
+                             then its EOF; what the stream still sends is dropped */
+    BRIDGE_CLOSED,        /* ended in order: the stream gets its EOF */
+    BRIDGE_FAILED,        /* ended by a failure: the stream is reset (TCP) or drained */
+    BRIDGE_STATES
+};
+
+/* Where the message the peer is delivering goes (bridge_deliver_fragment). */
+enum bridge_deliver {
+    BRIDGE_DELIVER_IDLE,   /* between messages */
+    BRIDGE_DELIVER_STREAM, /* part-way into the stream: the channel's messages wait in held */
+    BRIDGE_DELIVER_WHOLE,  /* gathered in whole, for the channel */
+    BRIDGE_DELIVER_SKIP,   /* the channel took it: its further fragments are dropped */
+};
+
+/* Link -> stream (bridge_to_stream.c). */
+struct bridge_out {
+    struct out_queue queue; /* delivered bytes the stream has not taken yet */
+    int blocked;            /* the stream socket is full: write again once writable */
+    int recv_paused;        /* the queue is high: receive credits paused */
+    enum bridge_deliver deliver;
+    struct sd_buf held;     /* the channel's messages waiting for a delivered message's end */
+    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
+    uint64_t bytes;         /* written to the stream */
+};
+
+/* Stream -> link (bridge_from_stream.c). */
+struct bridge_in {
+    struct smbd_framer framer;
+    int send_blocked;       /* engine send queue high: not reading the stream */
+    int mem_wait;           /* no memory for the next stream message now (channel buffers,
+                               or registered send buffers near RLIMIT_MEMLOCK): it stays in
+                               the framer (or in unsent), the stream is not read */
+    int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
+    size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
+    int offered_taken;      /* ... and the channel took its buffer (take_message) */
+    struct {                /* a large message taken from the framer whose copy into send */
+        uint8_t *alloc;     /* buffers waits for memory: its allocation (NULL: none), */
+        size_t cap;
+        const uint8_t *msg; /* ... where it lies in it and its length */
+        size_t len;
+    } unsent;
+    int64_t retry_timer;    /* armed while a message or the channel waits for memory */
+    uint64_t bytes;         /* read from the stream */
+};
+
+struct smbd_bridge {
+    struct sd_loop *loop;
+    struct smbd_link *link;
+    struct smbd_conn *conn;
+    struct bridge_chan *chan;  /* the READ/WRITE channel, NULL when off */
+    enum bridge_chan_role role; /* BRIDGE_CHAN_CLIENT (the shim): requests are tracked in
+                                   pending, so that a half-close awaits their answers */
+    enum bridge_state state;
+
+    int fd;                 /* the stream */
+    int is_tcp;             /* ... a TCP socket: a failure resets it */
+    int watched;            /* events the stream fd is watched for, -1: not watched */
+    int hup;                /* the stream reported HUP (watch only while reading it) */
+
+    struct bridge_out out;  /* link -> stream */
+    struct bridge_in in;    /* stream -> link */
+
+    /* The end (bridge_end.c). */
+    struct smb2_pending pending; /* client role: the program's requests not answered yet */
+    int64_t half_close_timer; /* HALF_CLOSED, FINISHED: BRIDGE_HALF_CLOSE_MS */
+    int64_t close_timer;    /* DISCONNECTING: BRIDGE_CLOSE_MS */
+    int64_t end_timer;      /* CLOSED, FAILED: the end, on the loop */
+    int end_err;            /* ... for on_end */
+    char end_reason[256];
+    bridge_end_fn on_end;
+    void *ctx;
+    void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
+};
+
+/* ---- smbd_bridge.c: state and sync ---- */
+
+/* Flow control and whatever is due after every link or stream event, outside engine
+ * calls. */
+void bridge_sync(struct smbd_bridge *b);
+/* The one way b->state changes: 0, or -1 when the table beside enum bridge_state does
+ * not allow it (logged as an error; the bridge fails, unless it ended already). */
+int bridge_enter(struct smbd_bridge *b, enum bridge_state to);
+const char *bridge_state_name(enum bridge_state s);
+
+/* Whether the bridge has ended (the end is scheduled): nothing moves any more. */
+static inline int bridge_ended(const struct smbd_bridge *b)
+{
+    return b->state == BRIDGE_CLOSED || b->state == BRIDGE_FAILED;
+}
+
+/* Whether the stream is still read for the link (OPEN, FINISHING). */
+static inline int bridge_reads_stream(const struct smbd_bridge *b)
+{
+    return b->state == BRIDGE_OPEN || b->state == BRIDGE_FINISHING;
+}
+
+/* Whether the stream is not read now: the engine's send queue is full, or the message
+ * at the framer's head (or in.unsent) waits for memory. */
+static inline int bridge_stream_held(const struct smbd_bridge *b)
+{
+    return b->in.send_blocked || b->in.mem_wait;
+}
+
+/* ---- bridge_to_stream.c: link -> stream ---- */
+
+/* Writes the stream queue; the socket is full (out.blocked) when bytes remain. */
+void bridge_flush(struct smbd_bridge *b);
+/* The engine's upcalls (struct smbd_upper) that deliver to the stream. */
+void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                             int first);
+void bridge_invalidated(void *ctx, uint32_t token);
+void bridge_rdma_done(void *ctx, uint64_t cookie, int status);
+/* bridge_chan_host.to_stream. */
+int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                          size_t cap);
+
+/* ---- bridge_from_stream.c: stream -> link ---- */
+
+/* Reads the stream up to the budget, sending complete messages as they arrive. */
+void bridge_read_stream(struct smbd_bridge *b);
+/* Sends the complete messages the framer holds while the engine queue has room. */
+void bridge_send_buffered(struct smbd_bridge *b, uint64_t now);
+/* Offers freed memory to what waits for it; looks again shortly while anything waits. */
+void bridge_mem_wait(struct smbd_bridge *b, uint64_t now);
+/* bridge_chan_host.take_message. */
+int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap);
+
+/* ---- bridge_end.c: how the bridge ends ---- */
+
+/* The two ends, each recording the first reason and ending the bridge from the loop,
+ * outside engine calls; later calls are ignored. bridge_fail: a failure (err < 0), the
+ * stream is reset (RST to a TCP one) -> FAILED. bridge_close: in order -> CLOSED, the
+ * stream gets its EOF; err 0 when the link was disconnected after the stream's EOF,
+ * -ECONNRESET when the peer closed first (on_end gets err either way). */
+void bridge_fail(struct smbd_bridge *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void bridge_close(struct smbd_bridge *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The stream reported EOF (or, at program exit, has nothing more). */
+void bridge_stream_eof(struct smbd_bridge *b);
+/* HALF_CLOSED, FINISHED, CLOSING: disconnects the link once nothing is left to send or
+ * await. */
+void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now);
+/* Flushing: ends the bridge once every delivered byte is in the stream. */
+void bridge_flush_step(struct smbd_bridge *b);
+/* A stream event while flushing. */
+void bridge_flushing_stream_event(struct smbd_bridge *b, int revents);
+/* The engine's upcall: the SMB Direct connection ended. */
+void bridge_terminated(void *ctx, int err, const char *reason);
+
+#endif

@@ -1,0 +1,198 @@
+/* transport/bridge/bridge_to_stream.c — link -> stream: what the SMB Direct peer delivers
+ * goes to the stream with its Direct-TCP prefix. The engine delivers by fragments
+ * straight from its receive buffers (no reassembly); a whole message or a large fragment
+ * is written at once when the stream queue is empty (no copy), smaller fragments are
+ * gathered in the output queue (out_queue) and written in batches; what the socket does
+ * not take waits there. The channel's own messages for the stream (rebuilt READ
+ * responses, the relay's inline requests) wait in `held` while a delivered message is
+ * part-way into the stream, and a message the channel wants whole is gathered in
+ * `whole` first. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "bridge_int.h"
+#include "buf_pool.h"
+
+void bridge_flush(struct smbd_bridge *b)
+{
+    ssize_t n = out_queue_write(&b->out.queue, b->fd);
+
+    if (n < 0) {
+        bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
+        return;
+    }
+    b->out.bytes += (size_t)n;
+    b->out.blocked = out_queue_len(&b->out.queue) > 0;
+}
+
+/* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
+ * the socket took, or -1 after failing the bridge. */
+static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int iovcnt)
+{
+    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+    ssize_t n;
+
+    do
+        n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+        bridge_fail(b, -errno, "stream write: %s", strerror(errno));
+        return -1;
+    }
+    n = n > 0 ? n : 0;
+    b->out.bytes += (size_t)n;
+    return n;
+}
+
+/* One fragment of a delivered message (bridge_deliver_fragment): its first fragment carries
+ * the Direct-TCP prefix of the whole message. A whole message, or a large fragment,
+ * goes straight to the socket when nothing is queued; smaller fragments are gathered
+ * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
+ * end, so the reader is not woken once per fragment. What the socket does not take
+ * stays queued until it is writable: copied, except a large last piece lying in alloc
+ * (cap bytes from buf_pool; NULL: none), whose allocation the queue then takes over.
+ * Returns 1 when it did (alloc is the queue's now), else 0. */
+static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                      uint8_t *alloc, size_t cap)
+{
+    size_t total = 0, sent = 0, lead, skip;
+    int rc = 0, adopted = 0;
+
+    for (int i = 0; i < n; i++)
+        total += iov[i].iov_len;
+    if (out_queue_len(&b->out.queue) == 0 && !b->out.blocked &&
+        (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
+        ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
+
+        if (w < 0)
+            return 0;
+        sent = (size_t)w;
+        b->out.blocked = sent < total;
+    }
+    lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
+    skip = sent > lead ? sent - lead : 0;
+    if (sent < lead)
+        rc = out_queue_append(&b->out.queue, iov, n - 1, sent);
+    if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BUF_POOL_MIN)
+        adopted = out_queue_adopt(&b->out.queue, alloc, cap,
+                                  (const uint8_t *)iov[n - 1].iov_base + skip,
+                                  iov[n - 1].iov_len - skip) == 0;
+    if (sent < total && rc == 0 && !adopted)
+        rc = out_queue_append(&b->out.queue, iov + n - 1, 1, skip);
+    if (rc < 0) {
+        bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
+        return 0;
+    }
+    if (!b->out.blocked && out_queue_len(&b->out.queue) > 0 &&
+        (last || out_queue_len(&b->out.queue) >= BRIDGE_FLUSH))
+        bridge_flush(b);
+    return adopted;
+}
+
+/* The channel's whole messages for the stream (bridge_chan_host.to_stream): written with
+ * their prefix at once, or, while a delivered message is still arriving in fragments,
+ * kept until its end so the two never interleave. */
+int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
+                          size_t cap)
+{
+    struct smbd_bridge *b = ctx;
+    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    struct iovec all[4];
+    size_t total = 0;
+    int rc;
+
+    if (bridge_ended(b) || iovcnt > 3)
+        return -ECANCELED;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    smbd_framer_prefix((uint32_t)total, prefix);
+    all[0] = (struct iovec){ prefix, sizeof(prefix) };
+    memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
+    if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
+        rc = sd_buf_append(&b->out.held, all, iovcnt + 1, 0);
+        if (rc < 0)
+            bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
+        return rc;
+    }
+    rc = stream_out(b, all, iovcnt + 1, 1, alloc, cap);
+    return bridge_ended(b) && !rc ? -ECANCELED : rc;
+}
+
+/* A delivered message the channel wanted whole is complete: the channel takes it, or
+ * it goes to the stream as it is. */
+static void deliver_whole(struct smbd_bridge *b)
+{
+    struct iovec iov = { sd_buf_head(&b->out.whole), sd_buf_len(&b->out.whole) };
+
+    b->out.deliver = BRIDGE_DELIVER_IDLE;
+    if (bridge_chan_from_peer(b->chan, iov.iov_base, iov.iov_len, 0) == 0)
+        bridge_host_to_stream(b, &iov, 1, NULL, 0);
+    sd_buf_consume(&b->out.whole, sd_buf_len(&b->out.whole));
+    sd_buf_trim(&b->out.whole);
+}
+
+void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
+                             int first)
+{
+    struct smbd_bridge *b = ctx;
+    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    struct iovec iov[2];
+    int n = 0;
+
+    if (bridge_ended(b))
+        return;
+    if (first && b->role == BRIDGE_CHAN_CLIENT)
+        smb2_pending_response(&b->pending, data, len);
+    if (first && b->chan) {
+        if (remaining > 0 && bridge_chan_wants_whole(b->chan, data, len))
+            b->out.deliver = BRIDGE_DELIVER_WHOLE;
+        else if (bridge_chan_from_peer(b->chan, data, len, remaining > 0) != 0)
+            b->out.deliver = BRIDGE_DELIVER_SKIP; /* taken (or the bridge was failed) */
+    }
+    if (b->out.deliver == BRIDGE_DELIVER_WHOLE) {
+        int rc = sd_buf_append(&b->out.whole, &(struct iovec){ (void *)data, len }, 1, 0);
+
+        if (rc < 0)
+            bridge_fail(b, rc, "channel reassembly: %s", strerror(-rc));
+        else if (remaining == 0)
+            deliver_whole(b);
+        return;
+    }
+    if (bridge_ended(b) || b->out.deliver == BRIDGE_DELIVER_SKIP) {
+        if (remaining == 0)
+            b->out.deliver = BRIDGE_DELIVER_IDLE;
+        return;
+    }
+    if (first) {
+        smbd_framer_prefix((uint32_t)(len + remaining), prefix);
+        iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
+    }
+    iov[n++] = (struct iovec){ (void *)data, len };
+    b->out.deliver = remaining > 0 ? BRIDGE_DELIVER_STREAM : BRIDGE_DELIVER_IDLE;
+    stream_out(b, iov, n, remaining == 0, NULL, 0);
+    if (b->out.deliver == BRIDGE_DELIVER_IDLE && sd_buf_len(&b->out.held) > 0 &&
+        !bridge_ended(b)) {
+        struct iovec held = { sd_buf_head(&b->out.held), sd_buf_len(&b->out.held) };
+
+        stream_out(b, &held, 1, 1, NULL, 0);
+        sd_buf_consume(&b->out.held, sd_buf_len(&b->out.held));
+        sd_buf_trim(&b->out.held);
+    }
+}
+
+void bridge_invalidated(void *ctx, uint32_t token)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->chan)
+        bridge_chan_invalidated(b->chan, token);
+}
+
+void bridge_rdma_done(void *ctx, uint64_t cookie, int status)
+{
+    struct smbd_bridge *b = ctx;
+
+    if (b->chan && !bridge_ended(b))
+        bridge_chan_rdma_done(b->chan, cookie, status);
+}
