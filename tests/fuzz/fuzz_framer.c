@@ -2,13 +2,14 @@
  * small program that builds a byte stream (raw bytes, valid small and large messages)
  * and a chunking pattern; the stream goes through the framer in those chunks and every
  * result is compared with a simple reference parse of the whole stream.
- * fuzz-sources: transport/bridge/smbd_framer.c transport/bridge/sd_buf.c transport/bridge/buf_pool.c */
+ * fuzz-sources: transport/bridge/bridge_framer.c transport/bridge/bridge_buf.c
+ * fuzz-sources: transport/bridge/bridge_pool.c */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "smbd_framer.h"
+#include "bridge_framer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "bridge_chan.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "th_conn.h"
 #include "smb2_wire.h"
 #include "th_smb2.h"

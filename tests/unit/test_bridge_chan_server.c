@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "bridge_chan.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "sd_bytes.h"
 #include "smb2_wire.h"
 #include "smbd_wire.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "sd_pinned.h"
 
 /* How long an I/O waits for registered memory with no channel I/O in flight: idle extra

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "bridge_int.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "log.h"
 #include "sd_libc.h"
 #include "smbd_link.h"

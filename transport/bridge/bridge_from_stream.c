@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 
 #include "bridge_int.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "log.h"
 #include "smbd_link.h"
 

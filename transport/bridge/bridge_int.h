@@ -9,12 +9,12 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "bridge_buf.h"
 #include "bridge_chan.h"
-#include "out_queue.h"
-#include "sd_buf.h"
+#include "bridge_framer.h"
+#include "bridge_outq.h"
 #include "smb2_pending.h"
 #include "smbd_bridge.h"
-#include "smbd_framer.h"
 
 #define BRIDGE_SEND_HIGH     (4u << 20) /* engine send queue: stop reading the stream */
 #define BRIDGE_SEND_LOW      (1u << 20) /* ... and resume */

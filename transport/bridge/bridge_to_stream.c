@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 
 #include "bridge_int.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 void bridge_flush(struct smbd_bridge *b)
 {

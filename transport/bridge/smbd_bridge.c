@@ -14,11 +14,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bridge_framer.h"
 #include "bridge_int.h"
-#include "buf_pool.h"
+#include "bridge_pool.h"
 #include "log.h"
 #include "sd_libc.h"
-#include "smbd_framer.h"
 #include "smbd_link.h"
 
 /* ---- state ---- */

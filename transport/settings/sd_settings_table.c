@@ -4,7 +4,7 @@
  * messages are generated from these rows. */
 #include "sd_settings.h"
 
-#include "smbd_framer.h"
+#include "bridge_framer.h"
 
 #define SHIM  SD_PROG_BIT(SD_PROG_SHIM)
 #define RELAY SD_PROG_BIT(SD_PROG_RELAY)

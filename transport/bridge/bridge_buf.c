@@ -1,8 +1,8 @@
 /* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h; large allocations
  * come from and go back to buf_pool. */
-#include "sd_buf.h"
+#include "bridge_buf.h"
 
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 #include <errno.h>
 #include <stdlib.h>

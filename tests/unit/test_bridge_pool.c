@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 #define MIB (1024u * 1024u)
 

@@ -1,12 +1,12 @@
 /* transport/bridge/smbd_framer.c — Direct-TCP framer: splits the SMB2 stream into messages in
  * place inside one owned buffer and builds the 4-byte prefix (MS-SMB2 2.1). */
-#include "smbd_framer.h"
+#include "bridge_framer.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 int smbd_framer_init(struct smbd_framer *f, size_t max_msg)
 {

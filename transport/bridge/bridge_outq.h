@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "sd_buf.h"
+#include "bridge_buf.h"
 
 #define OUTQ_IOV_MAX 64
 

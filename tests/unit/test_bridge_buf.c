@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "sd_buf.h"
+#include "bridge_buf.h"
 
 #define BASE 4096u
 #define IDLE 16384u

@@ -2,13 +2,13 @@
  * segments, each an sd_buf; the last copy segment takes appends, an adopted one never
  * does (its room belongs to the message). An emptied copy segment that is the only one
  * left stays (its memory is reused, sd_buf_trim gives a grown one back). */
-#include "out_queue.h"
+#include "bridge_outq.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 void out_queue_init(struct out_queue *q, size_t base_cap, size_t idle_cap)
 {

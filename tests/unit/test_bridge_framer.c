@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "buf_pool.h"
-#include "smbd_framer.h"
+#include "bridge_framer.h"
+#include "bridge_pool.h"
 
 /* Deterministic PRNG so failures reproduce. */
 static uint64_t rng_state;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sd_buf.h"
+#include "bridge_buf.h"
 
 #define SMBD_FRAMER_PREFIX_SIZE 4u
 #define SMBD_FRAMER_MAX_MSG     0xFFFFFFu         /* largest 24-bit length */

@@ -2,7 +2,7 @@
  * buffers are a short list (at most BUF_POOL_IDLE_MAX / BUF_POOL_MIN entries, in
  * practice a few 8 MiB ones) under one mutex: the shim runs a loop thread per tunnel.
  * An idle buffer holds its own list entry in its first bytes. */
-#include "buf_pool.h"
+#include "bridge_pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "buf_pool.h"
-#include "out_queue.h"
+#include "bridge_outq.h"
+#include "bridge_pool.h"
 
 #define BIG (1u << 20)
 
