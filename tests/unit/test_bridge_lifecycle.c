@@ -51,7 +51,7 @@ static void lc_peek_task(void *ctx)
         return;
     k->state = k->side->bridge->state;
     k->deliver = k->side->bridge->out.deliver;
-    k->queued = out_queue_len(&k->side->bridge->out.queue);
+    k->queued = bridge_outq_len(&k->side->bridge->out.queue);
 }
 
 static struct lc_peek lc_peek(struct th_bridge_pair *p, struct th_bridge_side *s)

@@ -1,5 +1,5 @@
-/* tests/unit/test_out_queue.c — the bridge's stream output queue (transport/bridge/
- * out_queue.c): copied pieces and adopted allocations leave in order through a socket
+/* tests/unit/test_bridge_outq.c — the bridge's stream output queue (transport/bridge/
+ * bridge_outq.c): copied pieces and adopted allocations leave in order through a socket
  * that takes a little at a time, nothing is appended into an adopted allocation, and
  * an adopted allocation goes back to buf_pool once written (or when the queue is freed). */
 #include <errno.h>
@@ -20,11 +20,11 @@
 
 #define BIG (1u << 20)
 
-static void append_text(struct out_queue *q, const char *text)
+static void append_text(struct bridge_outq *q, const char *text)
 {
     struct iovec iov = { (void *)(uintptr_t)text, strlen(text) };
 
-    assert_int_equal(out_queue_append(q, &iov, 1, 0), 0);
+    assert_int_equal(bridge_outq_append(q, &iov, 1, 0), 0);
 }
 
 /* Reads what is in the socket without blocking; returns the bytes read. */
@@ -41,7 +41,7 @@ static size_t drain(int fd, uint8_t *to, size_t cap)
 static void test_order_across_copies_and_adoptions(void **state)
 {
     static uint8_t got[BIG + 64], want[BIG + 64];
-    struct out_queue q;
+    struct bridge_outq q;
     size_t cap, have = 0, n = 0;
     uint8_t *alloc;
     int sv[2], sndbuf = 4096;
@@ -51,20 +51,20 @@ static void test_order_across_copies_and_adoptions(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
-    out_queue_init(&q, 256, 4096);
+    bridge_outq_init(&q, 256, 4096);
     append_text(&q, "head:");
     alloc = buf_pool_get(BIG + 16, &cap);
     assert_non_null(alloc);
     for (size_t i = 0; i < BIG; i++)
         alloc[16 + i] = (uint8_t)(i * 7 + 1);
-    assert_int_equal(out_queue_adopt(&q, alloc, cap, alloc + 16, BIG), 0);
+    assert_int_equal(bridge_outq_adopt(&q, alloc, cap, alloc + 16, BIG), 0);
     append_text(&q, ":tail"); /* a new copy segment after the adopted one */
-    assert_int_equal(out_queue_len(&q), 5 + BIG + 5);
+    assert_int_equal(bridge_outq_len(&q), 5 + BIG + 5);
     memcpy(want, "head:", 5);
     memcpy(want + 5, alloc + 16, BIG);
     memcpy(want + 5 + BIG, ":tail", 5);
-    while (out_queue_len(&q) > 0) {
-        ssize_t w = out_queue_write(&q, sv[0]);
+    while (bridge_outq_len(&q) > 0) {
+        ssize_t w = bridge_outq_write(&q, sv[0]);
 
         assert_true(w >= 0);
         have += drain(sv[1], got + have, sizeof(got) - have);
@@ -74,7 +74,7 @@ static void test_order_across_copies_and_adoptions(void **state)
     assert_int_equal(have, 10 + BIG);
     assert_memory_equal(got, want, have);
     assert_int_equal(buf_pool_idle(), cap); /* the adopted allocation went back */
-    out_queue_free(&q);
+    bridge_outq_free(&q);
     close(sv[0]);
     close(sv[1]);
     buf_pool_unref();
@@ -82,36 +82,36 @@ static void test_order_across_copies_and_adoptions(void **state)
 
 static void test_free_returns_an_unwritten_adoption(void **state)
 {
-    struct out_queue q;
+    struct bridge_outq q;
     size_t cap;
     uint8_t *alloc;
 
     (void)state;
     buf_pool_ref();
-    out_queue_init(&q, 256, 4096);
+    bridge_outq_init(&q, 256, 4096);
     alloc = buf_pool_get(BIG, &cap);
     assert_non_null(alloc);
-    assert_int_equal(out_queue_adopt(&q, alloc, cap, alloc, BIG), 0);
+    assert_int_equal(bridge_outq_adopt(&q, alloc, cap, alloc, BIG), 0);
     append_text(&q, "x");
-    out_queue_free(&q);
-    assert_int_equal(out_queue_len(&q), 0);
+    bridge_outq_free(&q);
+    assert_int_equal(bridge_outq_len(&q), 0);
     assert_int_equal(buf_pool_idle(), cap);
     buf_pool_unref();
 }
 
 static void test_write_error_is_reported(void **state)
 {
-    struct out_queue q;
+    struct bridge_outq q;
     int sv[2];
 
     (void)state;
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     close(sv[1]);
-    out_queue_init(&q, 256, 4096);
+    bridge_outq_init(&q, 256, 4096);
     append_text(&q, "lost");
-    assert_int_equal(out_queue_write(&q, sv[0]), -EPIPE); /* MSG_NOSIGNAL: no SIGPIPE */
-    assert_int_equal(out_queue_len(&q), 4);
-    out_queue_free(&q);
+    assert_int_equal(bridge_outq_write(&q, sv[0]), -EPIPE); /* MSG_NOSIGNAL: no SIGPIPE */
+    assert_int_equal(bridge_outq_len(&q), 4);
+    bridge_outq_free(&q);
     close(sv[0]);
 }
 

@@ -82,8 +82,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     if (b->half_close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->half_close_timer);
     smb2_pending_fini(&b->pending);
-    if (b->end_err == 0 && out_queue_len(&b->out.queue) > 0)
-        (void)out_queue_write(&b->out.queue, b->fd); /* an orderly end's last, best effort */
+    if (b->end_err == 0 && bridge_outq_len(&b->out.queue) > 0)
+        (void)bridge_outq_write(&b->out.queue, b->fd); /* an orderly end's last, best effort */
     smbd_bridge_get_stats(b, &st);
     st.reason = b->end_reason;
     bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
@@ -91,7 +91,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     smbd_link_free(b->link);
     bridge_close_stream(b);
     smbd_framer_destroy(&b->in.framer);
-    out_queue_free(&b->out.queue);
+    bridge_outq_free(&b->out.queue);
     sd_buf_free(&b->out.held);
     sd_buf_free(&b->out.whole);
     if (b->in.unsent.alloc)
@@ -156,7 +156,7 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
  * after the last byte), not a reset. */
 void bridge_flush_step(struct smbd_bridge *b)
 {
-    if (b->state != BRIDGE_FLUSHING || out_queue_len(&b->out.queue) > 0)
+    if (b->state != BRIDGE_FLUSHING || bridge_outq_len(&b->out.queue) > 0)
         return;
     bridge_close(b, -ECONNRESET, "SMB Direct: the peer closed the connection in order (MS-SMBD "
                  "3.1.7.1); every byte it sent was delivered");
@@ -232,7 +232,7 @@ static int awaits_answers(const struct smbd_bridge *b)
     if (b->state != BRIDGE_HALF_CLOSED || b->role != BRIDGE_CHAN_CLIENT || b->hup)
         return 0;
     return !smb2_pending_known(&b->pending) || smb2_pending_count(&b->pending) > 0 ||
-           out_queue_len(&b->out.queue) > 0;
+           bridge_outq_len(&b->out.queue) > 0;
 }
 
 void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)

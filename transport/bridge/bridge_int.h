@@ -91,7 +91,7 @@ enum bridge_deliver {
 
 /* Link -> stream (bridge_to_stream.c). */
 struct bridge_out {
-    struct out_queue queue; /* delivered bytes the stream has not taken yet */
+    struct bridge_outq queue; /* delivered bytes the stream has not taken yet */
     int blocked;            /* the stream socket is full: write again once writable */
     int recv_paused;        /* the queue is high: receive credits paused */
     enum bridge_deliver deliver;

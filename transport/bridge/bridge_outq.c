@@ -1,4 +1,4 @@
-/* transport/bridge/out_queue.c — the stream output queue of out_queue.h: a FIFO of
+/* transport/bridge/bridge_outq.c — the stream output queue of bridge_outq.h: a FIFO of
  * segments, each an sd_buf; the last copy segment takes appends, an adopted one never
  * does (its room belongs to the message). An emptied copy segment that is the only one
  * left stays (its memory is reused, sd_buf_trim gives a grown one back). */
@@ -10,31 +10,31 @@
 
 #include "bridge_pool.h"
 
-void out_queue_init(struct out_queue *q, size_t base_cap, size_t idle_cap)
+void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 {
-    *q = (struct out_queue){ .base_cap = base_cap, .idle_cap = idle_cap };
+    *q = (struct bridge_outq){ .base_cap = base_cap, .idle_cap = idle_cap };
 }
 
-static void seg_free(struct outq_seg *s)
+static void seg_free(struct bridge_outq_seg *s)
 {
     sd_buf_free(&s->buf); /* buf_pool_put: adopted memory came from the pool too */
     free(s);
 }
 
-void out_queue_free(struct out_queue *q)
+void bridge_outq_free(struct bridge_outq *q)
 {
     while (q->head) {
-        struct outq_seg *s = q->head;
+        struct bridge_outq_seg *s = q->head;
 
         q->head = s->next;
         seg_free(s);
     }
-    out_queue_init(q, q->base_cap, q->idle_cap);
+    bridge_outq_init(q, q->base_cap, q->idle_cap);
 }
 
-static struct outq_seg *push_seg(struct out_queue *q)
+static struct bridge_outq_seg *push_seg(struct bridge_outq *q)
 {
-    struct outq_seg *s = calloc(1, sizeof(*s));
+    struct bridge_outq_seg *s = calloc(1, sizeof(*s));
 
     if (!s)
         return NULL;
@@ -47,9 +47,9 @@ static struct outq_seg *push_seg(struct out_queue *q)
     return s;
 }
 
-int out_queue_append(struct out_queue *q, const struct iovec *iov, int iovcnt, size_t skip)
+int bridge_outq_append(struct bridge_outq *q, const struct iovec *iov, int iovcnt, size_t skip)
 {
-    struct outq_seg *s = q->tail && !q->tail->adopted ? q->tail : push_seg(q);
+    struct bridge_outq_seg *s = q->tail && !q->tail->adopted ? q->tail : push_seg(q);
     size_t before;
     int rc;
 
@@ -61,10 +61,10 @@ int out_queue_append(struct out_queue *q, const struct iovec *iov, int iovcnt, s
     return rc;
 }
 
-int out_queue_adopt(struct out_queue *q, uint8_t *alloc, size_t cap, const uint8_t *data,
-                    size_t len)
+int bridge_outq_adopt(struct bridge_outq *q, uint8_t *alloc, size_t cap, const uint8_t *data,
+                      size_t len)
 {
-    struct outq_seg *s = push_seg(q);
+    struct bridge_outq_seg *s = push_seg(q);
 
     if (!s)
         return -ENOMEM;
@@ -79,11 +79,11 @@ int out_queue_adopt(struct out_queue *q, uint8_t *alloc, size_t cap, const uint8
 
 /* Drops n written bytes from the front: emptied segments go, except a copy segment
  * that is the last one (kept for the next appends). */
-static void consume(struct out_queue *q, size_t n)
+static void consume(struct bridge_outq *q, size_t n)
 {
     q->len -= n;
     while (q->head) {
-        struct outq_seg *s = q->head;
+        struct bridge_outq_seg *s = q->head;
         size_t take = sd_buf_len(&s->buf) < n ? sd_buf_len(&s->buf) : n;
 
         sd_buf_consume(&s->buf, take);
@@ -101,16 +101,17 @@ static void consume(struct out_queue *q, size_t n)
     }
 }
 
-ssize_t out_queue_write(struct out_queue *q, int fd)
+ssize_t bridge_outq_write(struct bridge_outq *q, int fd)
 {
     size_t written = 0;
 
     while (q->len > 0) {
-        struct iovec iov[OUTQ_IOV_MAX];
+        struct iovec iov[BRIDGE_OUTQ_IOV_MAX];
         struct msghdr mh = { .msg_iov = iov };
         ssize_t n;
 
-        for (struct outq_seg *s = q->head; s && mh.msg_iovlen < OUTQ_IOV_MAX; s = s->next)
+        for (struct bridge_outq_seg *s = q->head; s && mh.msg_iovlen < BRIDGE_OUTQ_IOV_MAX;
+             s = s->next)
             if (sd_buf_len(&s->buf) > 0)
                 iov[mh.msg_iovlen++] = (struct iovec){ sd_buf_head(&s->buf), sd_buf_len(&s->buf) };
         n = sendmsg(fd, &mh, MSG_NOSIGNAL);

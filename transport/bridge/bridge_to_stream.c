@@ -2,7 +2,7 @@
  * goes to the stream with its Direct-TCP prefix. The engine delivers by fragments
  * straight from its receive buffers (no reassembly); a whole message or a large fragment
  * is written at once when the stream queue is empty (no copy), smaller fragments are
- * gathered in the output queue (out_queue) and written in batches; what the socket does
+ * gathered in the output queue (bridge_outq) and written in batches; what the socket does
  * not take waits there. The channel's own messages for the stream (rebuilt READ
  * responses, the relay's inline requests) wait in `held` while a delivered message is
  * part-way into the stream, and a message the channel wants whole is gathered in
@@ -16,14 +16,14 @@
 
 void bridge_flush(struct smbd_bridge *b)
 {
-    ssize_t n = out_queue_write(&b->out.queue, b->fd);
+    ssize_t n = bridge_outq_write(&b->out.queue, b->fd);
 
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
     }
     b->out.bytes += (size_t)n;
-    b->out.blocked = out_queue_len(&b->out.queue) > 0;
+    b->out.blocked = bridge_outq_len(&b->out.queue) > 0;
 }
 
 /* Writes iov straight to the stream (nothing is queued ahead of it); returns the bytes
@@ -61,7 +61,7 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
 
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (out_queue_len(&b->out.queue) == 0 && !b->out.blocked &&
+    if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked &&
         (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
 
@@ -73,19 +73,19 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
     lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
     skip = sent > lead ? sent - lead : 0;
     if (sent < lead)
-        rc = out_queue_append(&b->out.queue, iov, n - 1, sent);
+        rc = bridge_outq_append(&b->out.queue, iov, n - 1, sent);
     if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BUF_POOL_MIN)
-        adopted = out_queue_adopt(&b->out.queue, alloc, cap,
-                                  (const uint8_t *)iov[n - 1].iov_base + skip,
-                                  iov[n - 1].iov_len - skip) == 0;
+        adopted = bridge_outq_adopt(&b->out.queue, alloc, cap,
+                                    (const uint8_t *)iov[n - 1].iov_base + skip,
+                                    iov[n - 1].iov_len - skip) == 0;
     if (sent < total && rc == 0 && !adopted)
-        rc = out_queue_append(&b->out.queue, iov + n - 1, 1, skip);
+        rc = bridge_outq_append(&b->out.queue, iov + n - 1, 1, skip);
     if (rc < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return 0;
     }
-    if (!b->out.blocked && out_queue_len(&b->out.queue) > 0 &&
-        (last || out_queue_len(&b->out.queue) >= BRIDGE_FLUSH))
+    if (!b->out.blocked && bridge_outq_len(&b->out.queue) > 0 &&
+        (last || bridge_outq_len(&b->out.queue) >= BRIDGE_FLUSH))
         bridge_flush(b);
     return adopted;
 }

@@ -95,7 +95,7 @@ static size_t bridge_host_backlog(void *ctx)
 {
     struct smbd_bridge *b = ctx;
 
-    return out_queue_len(&b->out.queue);
+    return bridge_outq_len(&b->out.queue);
 }
 
 static void bridge_host_inline_io(void *ctx)
@@ -153,7 +153,7 @@ static void bridge_watch_stream(struct smbd_bridge *b)
         want |= SD_EV_IN; /* read and dropped */
     else if (bridge_reads_stream(b) && !bridge_stream_held(b))
         want |= SD_EV_IN;
-    if (out_queue_len(&b->out.queue) > 0)
+    if (bridge_outq_len(&b->out.queue) > 0)
         want |= SD_EV_OUT;
     if (want == 0 && b->hup)
         want = -1; /* a hung-up fd would report HUP forever: stop watching it */
@@ -173,11 +173,11 @@ static void bridge_watch_stream(struct smbd_bridge *b)
 void bridge_sync(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
-    size_t outq = out_queue_len(&b->out.queue);
+    size_t outq = bridge_outq_len(&b->out.queue);
 
     if (!bridge_ended(b) && !b->out.blocked && outq > 0) {
         bridge_flush(b); /* fragments gathered during this event, without waiting for POLLOUT */
-        outq = out_queue_len(&b->out.queue);
+        outq = bridge_outq_len(&b->out.queue);
     }
     if (bridge_ended(b))
         return;
@@ -246,7 +246,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
     smb2_pending_init(&b->pending);
     buf_pool_ref(); /* released in the end, or below on failure */
-    out_queue_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {
