@@ -80,7 +80,7 @@ static void rig_open_role(struct rig *r, enum bridge_chan_role role)
     size_t n;
 
     memset(r, 0, sizeof(*r));
-    buf_pool_ref();
+    bridge_pool_ref();
     th_end_init(&r->e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(7));
     th_active_establish(&r->e, m, th_negotiate_resp(m, 0x100, 10, 255, 0, MIB, 1364, 8192, MIB));
     const struct bridge_chan_host host = { .conn = r->e.conn, .ctx = &r->h,
@@ -100,7 +100,7 @@ static void rig_open(struct rig *r) { rig_open_role(r, BRIDGE_CHAN_CLIENT); }
 /* A plain WRITE of len data bytes, in a pool buffer at OFF as a framer would hold it. */
 static void offer_write(struct rig *r, uint64_t id, uint32_t len)
 {
-    r->h.stream_buf = buf_pool_get(OFF + TH_RW_FIXED + len, &r->h.stream_cap);
+    r->h.stream_buf = bridge_pool_get(OFF + TH_RW_FIXED + len, &r->h.stream_cap);
     assert_non_null(r->h.stream_buf);
     r->msg = r->h.stream_buf + OFF;
     r->len = th_smb2_plain_write(r->msg, id, len);
@@ -110,7 +110,7 @@ static void rig_close(struct rig *r)
 {
     bridge_chan_free(r->ch);
     th_end_free(&r->e);
-    buf_pool_unref();
+    bridge_pool_unref();
 }
 
 static void test_large_write_is_registered_where_it_lies(void **state)
@@ -141,7 +141,7 @@ static void test_small_write_is_copied(void **state)
     offer_write(&r, 1, 64 * 1024);
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
     assert_int_equal(r.h.taken, 0);
-    buf_pool_put(r.h.stream_buf, r.h.stream_cap); /* still the stream's */
+    bridge_pool_put(r.h.stream_buf, r.h.stream_cap); /* still the stream's */
     rig_close(&r);
 }
 
@@ -168,7 +168,7 @@ static void test_refused_registration_with_nothing_in_flight_waits_then_ends(voi
     assert_int_equal(r.h.taken, 0);
     assert_int_equal(fake_sent_count(r.e.qp), sent); /* nothing went to the peer */
     fake_fail_reg_mr(r.e.qp, 0);
-    buf_pool_put(r.h.stream_buf, r.h.stream_cap);
+    bridge_pool_put(r.h.stream_buf, r.h.stream_cap);
     rig_close(&r);
 }
 

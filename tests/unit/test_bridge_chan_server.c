@@ -97,7 +97,7 @@ static void rig_open(struct rig *g, uint64_t mem_limit, uint64_t mem_limit_total
     uint8_t m[160];
 
     memset(g, 0, sizeof(*g));
-    buf_pool_ref();
+    bridge_pool_ref();
     th_pair_establish(&g->c, &g->r, NULL, NULL, 5);
     assert_int_equal(g->c.established + g->r.established, 2);
     g->r.user = g;
@@ -118,7 +118,7 @@ static void rig_close(struct rig *g)
     th_end_free(&g->r);
     for (int i = 0; i < g->be.n; i++)
         free(g->be.msg[i]);
-    buf_pool_unref();
+    bridge_pool_unref();
 }
 
 static void settle(struct rig *g)

@@ -604,12 +604,12 @@ static void take_hands_the_message_over_and_framing_goes_on(void **state)
     smbd_framer_destroy(&r.f);
 }
 
-/* A message of BUF_POOL_MIN bytes or more is read up to its end and no further: the
+/* A message of BRIDGE_POOL_MIN bytes or more is read up to its end and no further: the
  * room offered is exactly what it lacks, so taking its buffer moves nothing, and the
  * next message starts in a new one. A smaller message leaves the whole room. */
 static void space_ends_at_a_large_message_s_end(void **state)
 {
-    const size_t big = BUF_POOL_MIN + 100;
+    const size_t big = BRIDGE_POOL_MIN + 100;
     uint8_t prefix[4];
     struct rig r;
     uint8_t *mem;

@@ -1,7 +1,7 @@
 /* tests/unit/test_bridge_outq.c — the bridge's stream output queue (transport/bridge/
  * bridge_outq.c): copied pieces and adopted allocations leave in order through a socket
  * that takes a little at a time, nothing is appended into an adopted allocation, and
- * an adopted allocation goes back to buf_pool once written (or when the queue is freed). */
+ * an adopted allocation goes back to bridge_pool once written (or when the queue is freed). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -47,13 +47,13 @@ static void test_order_across_copies_and_adoptions(void **state)
     int sv[2], sndbuf = 4096;
 
     (void)state;
-    buf_pool_ref();
+    bridge_pool_ref();
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     bridge_outq_init(&q, 256, 4096);
     append_text(&q, "head:");
-    alloc = buf_pool_get(BIG + 16, &cap);
+    alloc = bridge_pool_get(BIG + 16, &cap);
     assert_non_null(alloc);
     for (size_t i = 0; i < BIG; i++)
         alloc[16 + i] = (uint8_t)(i * 7 + 1);
@@ -73,11 +73,11 @@ static void test_order_across_copies_and_adoptions(void **state)
     have += drain(sv[1], got + have, sizeof(got) - have);
     assert_int_equal(have, 10 + BIG);
     assert_memory_equal(got, want, have);
-    assert_int_equal(buf_pool_idle(), cap); /* the adopted allocation went back */
+    assert_int_equal(bridge_pool_idle(), cap); /* the adopted allocation went back */
     bridge_outq_free(&q);
     close(sv[0]);
     close(sv[1]);
-    buf_pool_unref();
+    bridge_pool_unref();
 }
 
 static void test_free_returns_an_unwritten_adoption(void **state)
@@ -87,16 +87,16 @@ static void test_free_returns_an_unwritten_adoption(void **state)
     uint8_t *alloc;
 
     (void)state;
-    buf_pool_ref();
+    bridge_pool_ref();
     bridge_outq_init(&q, 256, 4096);
-    alloc = buf_pool_get(BIG, &cap);
+    alloc = bridge_pool_get(BIG, &cap);
     assert_non_null(alloc);
     assert_int_equal(bridge_outq_adopt(&q, alloc, cap, alloc, BIG), 0);
     append_text(&q, "x");
     bridge_outq_free(&q);
     assert_int_equal(bridge_outq_len(&q), 0);
-    assert_int_equal(buf_pool_idle(), cap);
-    buf_pool_unref();
+    assert_int_equal(bridge_pool_idle(), cap);
+    bridge_pool_unref();
 }
 
 static void test_write_error_is_reported(void **state)

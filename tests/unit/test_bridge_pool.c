@@ -1,6 +1,6 @@
-/* tests/unit/test_buf_pool.c — the bridge's large-buffer cache (transport/bridge/
- * buf_pool.c): a large buffer given back is handed out again, small ones and ones far
- * larger than asked for are not, the idle bytes stay within BUF_POOL_IDLE_MAX, nothing
+/* tests/unit/test_bridge_pool.c — the bridge's large-buffer cache (transport/bridge/
+ * bridge_pool.c): a large buffer given back is handed out again, small ones and ones far
+ * larger than asked for are not, the idle bytes stay within BRIDGE_POOL_IDLE_MAX, nothing
  * is kept without a user, and the last user's going frees everything idle. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,25 +20,25 @@ static void test_large_buffer_is_reused(void **state)
     void *a, *b;
 
     (void)state;
-    buf_pool_ref();
-    a = buf_pool_get(8 * MIB, &cap);
+    bridge_pool_ref();
+    a = bridge_pool_get(8 * MIB, &cap);
     assert_non_null(a);
     assert_int_equal(cap, 8 * MIB);
     memset(a, 1, cap);
-    buf_pool_put(a, cap);
-    assert_int_equal(buf_pool_idle(), 8 * MIB);
-    b = buf_pool_get(5 * MIB, &cap2); /* within twice: the idle one */
+    bridge_pool_put(a, cap);
+    assert_int_equal(bridge_pool_idle(), 8 * MIB);
+    b = bridge_pool_get(5 * MIB, &cap2); /* within twice: the idle one */
     assert_ptr_equal(b, a);
     assert_int_equal(cap2, 8 * MIB);
-    assert_int_equal(buf_pool_idle(), 0);
-    buf_pool_put(b, cap2);
-    b = buf_pool_get(1 * MIB, &cap2); /* 8 MiB for 1 MiB would waste the budget */
+    assert_int_equal(bridge_pool_idle(), 0);
+    bridge_pool_put(b, cap2);
+    b = bridge_pool_get(1 * MIB, &cap2); /* 8 MiB for 1 MiB would waste the budget */
     assert_ptr_not_equal(b, a);
     assert_int_equal(cap2, 1 * MIB);
-    buf_pool_put(b, cap2);
-    assert_int_equal(buf_pool_idle(), 9 * MIB);
-    buf_pool_unref();
-    assert_int_equal(buf_pool_idle(), 0); /* the last user took the idle memory along */
+    bridge_pool_put(b, cap2);
+    assert_int_equal(bridge_pool_idle(), 9 * MIB);
+    bridge_pool_unref();
+    assert_int_equal(bridge_pool_idle(), 0); /* the last user took the idle memory along */
 }
 
 static void test_small_buffers_are_not_kept(void **state)
@@ -47,41 +47,41 @@ static void test_small_buffers_are_not_kept(void **state)
     void *a;
 
     (void)state;
-    buf_pool_ref();
-    a = buf_pool_get(BUF_POOL_MIN - 1, &cap);
+    bridge_pool_ref();
+    a = bridge_pool_get(BRIDGE_POOL_MIN - 1, &cap);
     assert_non_null(a);
-    assert_int_equal(cap, BUF_POOL_MIN - 1);
-    buf_pool_put(a, cap);
-    assert_int_equal(buf_pool_idle(), 0);
-    buf_pool_unref();
+    assert_int_equal(cap, BRIDGE_POOL_MIN - 1);
+    bridge_pool_put(a, cap);
+    assert_int_equal(bridge_pool_idle(), 0);
+    bridge_pool_unref();
 }
 
 static void test_idle_bytes_are_bounded(void **state)
 {
-    enum { N = BUF_POOL_IDLE_MAX / (8 * MIB) + 2 };
+    enum { N = BRIDGE_POOL_IDLE_MAX / (8 * MIB) + 2 };
     void *bufs[N];
     size_t cap;
 
     (void)state;
-    buf_pool_ref();
+    bridge_pool_ref();
     for (int i = 0; i < N; i++)
-        assert_non_null(bufs[i] = buf_pool_get(8 * MIB, &cap));
+        assert_non_null(bufs[i] = bridge_pool_get(8 * MIB, &cap));
     for (int i = 0; i < N; i++)
-        buf_pool_put(bufs[i], 8 * MIB);
-    assert_int_equal(buf_pool_idle(), BUF_POOL_IDLE_MAX);
-    buf_pool_unref();
-    assert_int_equal(buf_pool_idle(), 0);
+        bridge_pool_put(bufs[i], 8 * MIB);
+    assert_int_equal(bridge_pool_idle(), BRIDGE_POOL_IDLE_MAX);
+    bridge_pool_unref();
+    assert_int_equal(bridge_pool_idle(), 0);
 }
 
 static void test_nothing_kept_without_a_user(void **state)
 {
     size_t cap;
-    void *a = buf_pool_get(BUF_POOL_MIN, &cap);
+    void *a = bridge_pool_get(BRIDGE_POOL_MIN, &cap);
 
     (void)state;
     assert_non_null(a);
-    buf_pool_put(a, cap);
-    assert_int_equal(buf_pool_idle(), 0);
+    bridge_pool_put(a, cap);
+    assert_int_equal(bridge_pool_idle(), 0);
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h; large allocations
- * come from and go back to buf_pool. */
+ * come from and go back to bridge_pool. */
 #include "bridge_buf.h"
 
 #include "bridge_pool.h"
@@ -19,7 +19,7 @@ void sd_buf_init(struct sd_buf *b, size_t base_cap, size_t idle_cap)
 
 void sd_buf_free(struct sd_buf *b)
 {
-    buf_pool_put(b->data, b->cap);
+    bridge_pool_put(b->data, b->cap);
     sd_buf_init(b, b->base_cap, b->idle_cap);
 }
 
@@ -28,7 +28,7 @@ void sd_buf_free(struct sd_buf *b)
 static int move_bytes(struct sd_buf *b, size_t cap, uint8_t **old, size_t *old_cap)
 {
     size_t n = sd_buf_len(b);
-    uint8_t *nb = buf_pool_get(cap, &cap);
+    uint8_t *nb = bridge_pool_get(cap, &cap);
 
     if (!nb)
         return -ENOMEM;
@@ -50,7 +50,7 @@ static int reallocate(struct sd_buf *b, size_t cap)
     int rc = move_bytes(b, cap, &old, &old_cap);
 
     if (rc == 0)
-        buf_pool_put(old, old_cap);
+        bridge_pool_put(old, old_cap);
     return rc;
 }
 
@@ -101,7 +101,7 @@ void sd_buf_trim(struct sd_buf *b)
     if (sd_buf_len(b) > 0)
         return;
     if (b->cap > b->idle_cap && b->max_need <= b->idle_cap) {
-        buf_pool_put(b->data, b->cap); /* the next reserve allocates base_cap again */
+        bridge_pool_put(b->data, b->cap); /* the next reserve allocates base_cap again */
         b->data = NULL;
         b->cap = 0;
     }

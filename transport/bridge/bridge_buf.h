@@ -47,7 +47,7 @@ static inline void sd_buf_commit(struct sd_buf *b, size_t n) { b->tail += n; }
  * (its memory stays: pointers into it remain valid until the next reserve or trim). */
 void sd_buf_consume(struct sd_buf *b, size_t n);
 
-/* Hands the allocation over to the caller (*mem, *cap bytes; free it with buf_pool_put)
+/* Hands the allocation over to the caller (*mem, *cap bytes; free it with bridge_pool_put)
  * after consuming the first n held bytes, which stay readable in it at the addresses
  * they had; the bytes held after them move to a new allocation. 0, or -ENOMEM with
  * nothing changed. */

@@ -38,7 +38,7 @@ struct bridge_chan_host {
     void *ctx;
     /* Writes one whole SMB2 message (the iovecs, without the Direct-TCP prefix, which
      * the bridge adds) to the stream after everything already on its way there. With
-     * alloc, the last iovec lies in alloc (cap bytes, from buf_pool), which the bridge
+     * alloc, the last iovec lies in alloc (cap bytes, from bridge_pool), which the bridge
      * may take over instead of copying what the stream does not take at once: 1 when
      * it did (the caller must not free alloc), else 0; or -errno after which the
      * bridge ends. */
@@ -57,7 +57,7 @@ struct bridge_chan_host {
      * so the program's I/O sizes must fit in one SMB Direct message. */
     void (*inline_io)(void *ctx);
     /* May be NULL: during bridge_chan_from_stream, hands over the allocation holding the
-     * message being offered (*mem, *cap bytes, for buf_pool_put; the message stays
+     * message being offered (*mem, *cap bytes, for bridge_pool_put; the message stays
      * where it is), which then counts as taken. 0 or -errno (nothing changed). */
     int (*take_message)(void *ctx, uint8_t **mem, size_t *cap);
 };

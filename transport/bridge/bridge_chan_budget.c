@@ -80,7 +80,7 @@ struct bridge_chan_buf *bridge_chan_buf_new_charged(struct bridge_chan *ch, uint
 
     if (!b)
         return NULL;
-    if (!(b->alloc = buf_pool_get(len, &b->cap))) {
+    if (!(b->alloc = bridge_pool_get(len, &b->cap))) {
         free(b);
         return NULL;
     }
@@ -117,7 +117,7 @@ struct bridge_chan_buf *bridge_chan_buf_take_message(struct bridge_chan *ch, con
 
 int bridge_chan_takes_message(const struct bridge_chan *ch, uint32_t len)
 {
-    return len >= BUF_POOL_MIN && ch->host.take_message;
+    return len >= BRIDGE_POOL_MIN && ch->host.take_message;
 }
 
 struct bridge_chan_buf *bridge_chan_buf_from_stream(struct bridge_chan *ch, const uint8_t *data,
@@ -141,7 +141,7 @@ void bridge_chan_buf_free(struct bridge_chan *ch, struct bridge_chan_buf *b)
         smbd_conn_deregister_buffer(ch->host.conn, b->reg);
     ch->mem_used -= b->cap;
     atomic_fetch_sub(&process_mem_used, b->cap);
-    buf_pool_put(b->alloc, b->cap);
+    bridge_pool_put(b->alloc, b->cap);
     free(b);
 }
 

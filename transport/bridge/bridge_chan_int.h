@@ -19,7 +19,7 @@
 struct bridge_chan_buf {
     uint8_t *mem;                    /* the I/O's bytes, inside alloc */
     uint32_t len;
-    uint8_t *alloc;                  /* from buf_pool, or a stream message's buffer */
+    uint8_t *alloc;                  /* from bridge_pool, or a stream message's buffer */
     int taken;                       /* alloc is the buffer of the stream message */
     size_t cap;                      /* bytes of alloc, charged to the budgets */
     struct smbd_registration *reg;   /* client role: the peer's access to mem */

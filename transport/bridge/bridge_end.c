@@ -95,8 +95,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     sd_buf_free(&b->out.held);
     sd_buf_free(&b->out.whole);
     if (b->in.unsent.alloc)
-        buf_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
-    buf_pool_unref();
+        bridge_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
+    bridge_pool_unref();
     b->on_end(b->ctx, &st, b->end_err);
     free(b);
 }

@@ -93,7 +93,7 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
     if (!(*dst = sd_buf_reserve(&f->buf, want)))
         return -ENOMEM;
     *len = sd_buf_room(&f->buf);
-    if (r == 1 && total - SMBD_FRAMER_PREFIX_SIZE >= BUF_POOL_MIN)
+    if (r == 1 && total - SMBD_FRAMER_PREFIX_SIZE >= BRIDGE_POOL_MIN)
         *len = want; /* a large message: nothing after it shares its buffer */
     return 0;
 }

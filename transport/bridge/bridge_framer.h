@@ -35,7 +35,7 @@ void smbd_framer_destroy(struct smbd_framer *f);
 /* Space to read into at *dst, *len bytes: at least all the bytes the message being
  * assembled still lacks (one read can complete it, however big), and at least
  * SMBD_FRAMER_MIN_ROOM while the next prefix is incomplete. For a message of
- * BUF_POOL_MIN bytes or more, exactly what it lacks: it then ends where the buffer's
+ * BRIDGE_POOL_MIN bytes or more, exactly what it lacks: it then ends where the buffer's
  * bytes end, and smbd_framer_take hands the buffer over without moving a byte. *len is 0 only while a
  * complete message waits to be popped. Invalidates messages returned by earlier pops.
  * Returns 0, -ENOMEM, or -EPROTO once the stream is known to be malformed. */

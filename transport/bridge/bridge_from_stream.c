@@ -50,7 +50,7 @@ static int bridge_send_message(struct smbd_bridge *b, const uint8_t *msg, size_t
 
 static void release_to_pool(uint8_t *alloc, size_t cap)
 {
-    buf_pool_put(alloc, cap);
+    bridge_pool_put(alloc, cap);
 }
 
 /* A large stream message for the peer unchanged, without a copy: the framer's buffer
@@ -65,7 +65,7 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
     size_t cap;
     int rc;
 
-    if (len < BUF_POOL_MIN || b->in.copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
+    if (len < BRIDGE_POOL_MIN || b->in.copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
         smbd_framer_take(&b->in.framer, len, &mem, &cap) < 0)
         return 1;
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
@@ -86,7 +86,7 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
         b->in.mem_wait = 1;
         return 0;
     }
-    buf_pool_put(mem, cap);
+    bridge_pool_put(mem, cap);
     return rc < 0 ? -1 : 0;
 }
 
@@ -103,7 +103,7 @@ static int bridge_send_unsent(struct smbd_bridge *b, uint64_t now)
         b->in.mem_wait = 1;
         return 1;
     }
-    buf_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
+    bridge_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
     b->in.unsent.alloc = NULL;
     return rc < 0 ? -1 : 0;
 }

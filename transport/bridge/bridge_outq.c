@@ -17,7 +17,7 @@ void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 
 static void seg_free(struct bridge_outq_seg *s)
 {
-    sd_buf_free(&s->buf); /* buf_pool_put: adopted memory came from the pool too */
+    sd_buf_free(&s->buf); /* bridge_pool_put: adopted memory came from the pool too */
     free(s);
 }
 

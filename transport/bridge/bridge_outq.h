@@ -1,6 +1,6 @@
 /* transport/bridge/bridge_outq.h — the bytes a bridge owes its stream socket, in order:
  * small pieces copied into a growable buffer (sd_buf), and large messages adopted
- * whole (the allocation they arrived in, from buf_pool, written from where the bytes
+ * whole (the allocation they arrived in, from bridge_pool, written from where the bytes
  * lie and given back to the pool once written), so an 8 MiB READ or WRITE that the
  * socket does not take at once is not copied again. One sendmsg writes up to
  * BRIDGE_OUTQ_IOV_MAX segments. */
@@ -30,13 +30,13 @@ struct bridge_outq {
 
 /* Allocates nothing. */
 void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap);
-/* Frees every segment (adopted allocations go back to buf_pool). */
+/* Frees every segment (adopted allocations go back to bridge_pool). */
 void bridge_outq_free(struct bridge_outq *q);
 static inline size_t bridge_outq_len(const struct bridge_outq *q) { return q->len; }
 
 /* Appends a copy of the iovecs' bytes, skipping the first skip. 0 or -ENOMEM. */
 int bridge_outq_append(struct bridge_outq *q, const struct iovec *iov, int iovcnt, size_t skip);
-/* Appends the len bytes at data, which lie in alloc (cap bytes, from buf_pool), taking
+/* Appends the len bytes at data, which lie in alloc (cap bytes, from bridge_pool), taking
  * the allocation over. 0, or -ENOMEM with nothing taken. */
 int bridge_outq_adopt(struct bridge_outq *q, uint8_t *alloc, size_t cap, const uint8_t *data,
                       size_t len);

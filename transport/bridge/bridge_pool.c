@@ -1,5 +1,5 @@
-/* transport/bridge/buf_pool.c — the bridge's buffer cache (see buf_pool.h). The idle
- * buffers are a short list (at most BUF_POOL_IDLE_MAX / BUF_POOL_MIN entries, in
+/* transport/bridge/bridge_pool.c — the bridge's buffer cache (see bridge_pool.h). The idle
+ * buffers are a short list (at most BRIDGE_POOL_IDLE_MAX / BRIDGE_POOL_MIN entries, in
  * practice a few 8 MiB ones) under one mutex: the shim runs a loop thread per tunnel.
  * An idle buffer holds its own list entry in its first bytes. */
 #include "bridge_pool.h"
@@ -28,14 +28,14 @@ static void free_idle_locked(void)
     idle_bytes = 0;
 }
 
-void buf_pool_ref(void)
+void bridge_pool_ref(void)
 {
     pthread_mutex_lock(&pool_lock);
     users++;
     pthread_mutex_unlock(&pool_lock);
 }
 
-void buf_pool_unref(void)
+void bridge_pool_unref(void)
 {
     pthread_mutex_lock(&pool_lock);
     if (users > 0 && --users == 0)
@@ -43,12 +43,12 @@ void buf_pool_unref(void)
     pthread_mutex_unlock(&pool_lock);
 }
 
-void *buf_pool_get(size_t len, size_t *cap)
+void *bridge_pool_get(size_t len, size_t *cap)
 {
     struct idle_buf **best = NULL, *b;
     void *mem;
 
-    if (len >= BUF_POOL_MIN) {
+    if (len >= BRIDGE_POOL_MIN) {
         pthread_mutex_lock(&pool_lock);
         for (struct idle_buf **p = &idle_list; *p; p = &(*p)->next)
             if ((*p)->cap >= len && (*p)->cap / 2 <= len && (!best || (*p)->cap < (*best)->cap))
@@ -69,16 +69,16 @@ void *buf_pool_get(size_t len, size_t *cap)
     return mem;
 }
 
-void buf_pool_put(void *mem, size_t cap)
+void bridge_pool_put(void *mem, size_t cap)
 {
     struct idle_buf *b = mem;
 
-    if (!mem || cap < BUF_POOL_MIN) {
+    if (!mem || cap < BRIDGE_POOL_MIN) {
         free(mem);
         return;
     }
     pthread_mutex_lock(&pool_lock);
-    if (users > 0 && idle_bytes + cap <= BUF_POOL_IDLE_MAX) {
+    if (users > 0 && idle_bytes + cap <= BRIDGE_POOL_IDLE_MAX) {
         b->cap = cap;
         b->next = idle_list;
         idle_list = b;
@@ -89,7 +89,7 @@ void buf_pool_put(void *mem, size_t cap)
     free(mem);
 }
 
-size_t buf_pool_idle(void)
+size_t bridge_pool_idle(void)
 {
     size_t n;
 

@@ -51,7 +51,7 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
  * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
  * end, so the reader is not woken once per fragment. What the socket does not take
  * stays queued until it is writable: copied, except a large last piece lying in alloc
- * (cap bytes from buf_pool; NULL: none), whose allocation the queue then takes over.
+ * (cap bytes from bridge_pool; NULL: none), whose allocation the queue then takes over.
  * Returns 1 when it did (alloc is the queue's now), else 0. */
 static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
                       uint8_t *alloc, size_t cap)
@@ -74,7 +74,7 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
     skip = sent > lead ? sent - lead : 0;
     if (sent < lead)
         rc = bridge_outq_append(&b->out.queue, iov, n - 1, sent);
-    if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BUF_POOL_MIN)
+    if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BRIDGE_POOL_MIN)
         adopted = bridge_outq_adopt(&b->out.queue, alloc, cap,
                                     (const uint8_t *)iov[n - 1].iov_base + skip,
                                     iov[n - 1].iov_len - skip) == 0;

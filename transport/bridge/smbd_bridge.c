@@ -245,7 +245,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
                                .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
     smb2_pending_init(&b->pending);
-    buf_pool_ref(); /* released in the end, or below on failure */
+    bridge_pool_ref(); /* released in the end, or below on failure */
     bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     sd_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
@@ -289,7 +289,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
 fail:
     if (b && b->link) {
         bridge_chan_free(b->chan);
-        buf_pool_unref();
+        bridge_pool_unref();
     }
     free(b);
     smbd_link_free(link);
