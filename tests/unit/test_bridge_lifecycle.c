@@ -335,7 +335,7 @@ static void lc_held_task(void *ctx)
     lc_fill(chan, sizeof(chan), 2);
     bridge_deliver_fragment(b, peer, 100, 50, 1);
     assert_int_equal(bridge_host_to_stream(b, &iov, 1, NULL, 0), 0);
-    t->held_mid = sd_buf_len(&b->out.held);
+    t->held_mid = bridge_buf_len(&b->out.held);
     t->deliver_mid = b->out.deliver;
     bridge_deliver_fragment(b, peer + 100, 50, 0, 0);
 }

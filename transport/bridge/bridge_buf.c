@@ -1,5 +1,5 @@
-/* transport/bridge/sd_buf.c — the growable byte buffer of sd_buf.h; large allocations
- * come from and go back to bridge_pool. */
+/* transport/bridge/bridge_buf.c — the growable byte buffer of bridge_buf.h; large
+ * allocations come from and go back to bridge_pool. */
 #include "bridge_buf.h"
 
 #include "bridge_pool.h"
@@ -10,24 +10,24 @@
 
 #define BUF_ALIGN 4096u
 
-void sd_buf_init(struct sd_buf *b, size_t base_cap, size_t idle_cap)
+void bridge_buf_init(struct bridge_buf *b, size_t base_cap, size_t idle_cap)
 {
     memset(b, 0, sizeof(*b));
     b->base_cap = base_cap;
     b->idle_cap = idle_cap;
 }
 
-void sd_buf_free(struct sd_buf *b)
+void bridge_buf_free(struct bridge_buf *b)
 {
     bridge_pool_put(b->data, b->cap);
-    sd_buf_init(b, b->base_cap, b->idle_cap);
+    bridge_buf_init(b, b->base_cap, b->idle_cap);
 }
 
 /* Moves the held bytes into a new allocation of at least cap bytes (copied once); the
  * old one is left in *old (*old_cap bytes). */
-static int move_bytes(struct sd_buf *b, size_t cap, uint8_t **old, size_t *old_cap)
+static int move_bytes(struct bridge_buf *b, size_t cap, uint8_t **old, size_t *old_cap)
 {
-    size_t n = sd_buf_len(b);
+    size_t n = bridge_buf_len(b);
     uint8_t *nb = bridge_pool_get(cap, &cap);
 
     if (!nb)
@@ -43,7 +43,7 @@ static int move_bytes(struct sd_buf *b, size_t cap, uint8_t **old, size_t *old_c
     return 0;
 }
 
-static int reallocate(struct sd_buf *b, size_t cap)
+static int reallocate(struct bridge_buf *b, size_t cap)
 {
     uint8_t *old;
     size_t old_cap;
@@ -54,9 +54,9 @@ static int reallocate(struct sd_buf *b, size_t cap)
     return rc;
 }
 
-uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
+uint8_t *bridge_buf_reserve(struct bridge_buf *b, size_t need)
 {
-    size_t n = sd_buf_len(b), cap;
+    size_t n = bridge_buf_len(b), cap;
 
     if (need > b->max_need)
         b->max_need = need;
@@ -77,9 +77,9 @@ uint8_t *sd_buf_reserve(struct sd_buf *b, size_t need)
     return reallocate(b, cap) == 0 ? b->data + b->tail : NULL;
 }
 
-int sd_buf_detach(struct sd_buf *b, size_t n, uint8_t **mem, size_t *cap)
+int bridge_buf_detach(struct bridge_buf *b, size_t n, uint8_t **mem, size_t *cap)
 {
-    size_t rest = sd_buf_len(b) - n;
+    size_t rest = bridge_buf_len(b) - n;
     int rc;
 
     b->head += n; /* the bytes after the n move; the n stay where they are */
@@ -89,16 +89,16 @@ int sd_buf_detach(struct sd_buf *b, size_t n, uint8_t **mem, size_t *cap)
     return rc;
 }
 
-void sd_buf_consume(struct sd_buf *b, size_t n)
+void bridge_buf_consume(struct bridge_buf *b, size_t n)
 {
     b->head += n;
     if (b->head == b->tail)
         b->head = b->tail = 0;
 }
 
-void sd_buf_trim(struct sd_buf *b)
+void bridge_buf_trim(struct bridge_buf *b)
 {
-    if (sd_buf_len(b) > 0)
+    if (bridge_buf_len(b) > 0)
         return;
     if (b->cap > b->idle_cap && b->max_need <= b->idle_cap) {
         bridge_pool_put(b->data, b->cap); /* the next reserve allocates base_cap again */
@@ -108,7 +108,7 @@ void sd_buf_trim(struct sd_buf *b)
     b->max_need = 0;
 }
 
-int sd_buf_append(struct sd_buf *b, const struct iovec *iov, int iovcnt, size_t skip)
+int bridge_buf_append(struct bridge_buf *b, const struct iovec *iov, int iovcnt, size_t skip)
 {
     size_t total = 0;
     uint8_t *dst;
@@ -117,7 +117,7 @@ int sd_buf_append(struct sd_buf *b, const struct iovec *iov, int iovcnt, size_t 
         total += iov[i].iov_len;
     if (skip >= total)
         return 0;
-    if (!(dst = sd_buf_reserve(b, total - skip)))
+    if (!(dst = bridge_buf_reserve(b, total - skip)))
         return -ENOMEM;
     for (int i = 0; i < iovcnt; i++) {
         size_t len = iov[i].iov_len;

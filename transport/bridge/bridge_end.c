@@ -92,8 +92,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     bridge_close_stream(b);
     smbd_framer_destroy(&b->in.framer);
     bridge_outq_free(&b->out.queue);
-    sd_buf_free(&b->out.held);
-    sd_buf_free(&b->out.whole);
+    bridge_buf_free(&b->out.held);
+    bridge_buf_free(&b->out.whole);
     if (b->in.unsent.alloc)
         bridge_pool_put(b->in.unsent.alloc, b->in.unsent.cap);
     bridge_pool_unref();
@@ -172,7 +172,7 @@ void bridge_terminated(void *ctx, int err, const char *reason)
         bridge_close(b, 0, "stream closed; SMB Direct disconnected");
     } else if (b->state != BRIDGE_DISCONNECTING && smbd_conn_peer_closed(b->conn) &&
                b->out.deliver != BRIDGE_DELIVER_STREAM &&
-               b->out.deliver != BRIDGE_DELIVER_WHOLE && sd_buf_len(&b->out.held) == 0) {
+               b->out.deliver != BRIDGE_DELIVER_WHOLE && bridge_buf_len(&b->out.held) == 0) {
         /* Between messages (none part-way into the stream or gathered for the channel):
          * like TCP, every byte the peer sent before it closed reaches the stream before
          * its end, however slowly the program or backend reads. */

@@ -13,20 +13,20 @@ int smbd_framer_init(struct smbd_framer *f, size_t max_msg)
     memset(f, 0, sizeof(*f));
     if (max_msg > SMBD_FRAMER_MAX_MSG)
         return -EINVAL;
-    sd_buf_init(&f->buf, SMBD_FRAMER_BASE_CAP, SMBD_FRAMER_BASE_CAP);
+    bridge_buf_init(&f->buf, SMBD_FRAMER_BASE_CAP, SMBD_FRAMER_BASE_CAP);
     f->max_msg = max_msg;
     return 0;
 }
 
 void smbd_framer_destroy(struct smbd_framer *f)
 {
-    sd_buf_free(&f->buf);
+    bridge_buf_free(&f->buf);
     memset(f, 0, sizeof(*f));
 }
 
 size_t smbd_framer_buffered(const struct smbd_framer *f)
 {
-    return sd_buf_len(&f->buf);
+    return bridge_buf_len(&f->buf);
 }
 
 void smbd_framer_prefix(uint32_t len, uint8_t out[4])
@@ -42,7 +42,7 @@ void smbd_framer_prefix(uint32_t len, uint8_t out[4])
  * the stream is malformed (recorded in f->error). */
 static int parse_prefix(struct smbd_framer *f, size_t *total)
 {
-    size_t n = sd_buf_len(&f->buf);
+    size_t n = bridge_buf_len(&f->buf);
     const uint8_t *p;
     size_t len;
 
@@ -50,7 +50,7 @@ static int parse_prefix(struct smbd_framer *f, size_t *total)
         return -EPROTO;
     if (n == 0)
         return 0;
-    p = sd_buf_head(&f->buf);
+    p = bridge_buf_head(&f->buf);
     if (p[0] != 0) {
         f->error = "Direct-TCP prefix does not start with a zero byte (MS-SMB2 2.1)";
         return -EPROTO;
@@ -74,15 +74,15 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
 
     if (f->error)
         return -EPROTO;
-    sd_buf_trim(&f->buf);
+    bridge_buf_trim(&f->buf);
     r = parse_prefix(f, &total);
     if (r < 0)
         return r;
-    held = sd_buf_len(&f->buf);
+    held = bridge_buf_len(&f->buf);
     /* A complete message waiting is left in place: it must be popped first. */
     if (r == 1 && held >= total) {
         *dst = f->buf.data + f->buf.tail;
-        *len = sd_buf_room(&f->buf);
+        *len = bridge_buf_room(&f->buf);
         return 0;
     }
     /* Room for the rest of the message, contiguous with its start (one read can complete
@@ -90,9 +90,9 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
     want = r == 1 ? total - held : SMBD_FRAMER_MIN_ROOM;
     if (held <= SMBD_FRAMER_MIN_ROOM && want < SMBD_FRAMER_MIN_ROOM)
         want = SMBD_FRAMER_MIN_ROOM;
-    if (!(*dst = sd_buf_reserve(&f->buf, want)))
+    if (!(*dst = bridge_buf_reserve(&f->buf, want)))
         return -ENOMEM;
-    *len = sd_buf_room(&f->buf);
+    *len = bridge_buf_room(&f->buf);
     if (r == 1 && total - SMBD_FRAMER_PREFIX_SIZE >= BRIDGE_POOL_MIN)
         *len = want; /* a large message: nothing after it shares its buffer */
     return 0;
@@ -100,7 +100,7 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
 
 void smbd_framer_commit(struct smbd_framer *f, size_t n)
 {
-    sd_buf_commit(&f->buf, n);
+    bridge_buf_commit(&f->buf, n);
 }
 
 int smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
@@ -112,21 +112,21 @@ int smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, co
         *why = f->error;
         return r;
     }
-    if (r == 0 || sd_buf_len(&f->buf) < total)
+    if (r == 0 || bridge_buf_len(&f->buf) < total)
         return 0;
-    *msg = sd_buf_head(&f->buf) + SMBD_FRAMER_PREFIX_SIZE;
+    *msg = bridge_buf_head(&f->buf) + SMBD_FRAMER_PREFIX_SIZE;
     *len = total - SMBD_FRAMER_PREFIX_SIZE;
     return 1;
 }
 
 void smbd_framer_drop(struct smbd_framer *f, size_t len)
 {
-    sd_buf_consume(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len);
+    bridge_buf_consume(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len);
 }
 
 int smbd_framer_take(struct smbd_framer *f, size_t len, uint8_t **mem, size_t *cap)
 {
-    return sd_buf_detach(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len, mem, cap);
+    return bridge_buf_detach(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len, mem, cap);
 }
 
 int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)

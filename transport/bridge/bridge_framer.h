@@ -1,8 +1,8 @@
 /* transport/bridge/smbd_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
  * every message is prefixed by 0x00 and a 24-bit big-endian length. The framer owns one
- * growable buffer (sd_buf): the caller recv()s straight into its free space and pops complete
- * messages in place, so stream bytes are copied at most once (when a partial message
- * is moved to the front) and one recv() can bring in many messages.
+ * growable buffer (bridge_buf): the caller recv()s straight into its free space and pops
+ * complete messages in place, so stream bytes are copied at most once (when a partial
+ * message is moved to the front) and one recv() can bring in many messages.
  *
  * Memory: the buffer is allocated on first use at SMBD_FRAMER_BASE_CAP bytes, grows to
  * hold one whole large message, and shrinks back once it is empty and the last message
@@ -21,10 +21,10 @@
 #define SMBD_FRAMER_BASE_CAP    (128u * 1024)     /* buffer size of an idle connection */
 
 struct smbd_framer {
-    struct sd_buf buf;   /* stream bytes not yet popped (prefixes included) */
-    size_t max_msg;      /* largest upper-layer message accepted */
-    size_t too_long;     /* with error: the length of a message over max_msg, else 0 */
-    const char *error;   /* set once the stream is malformed; sticky */
+    struct bridge_buf buf; /* stream bytes not yet popped (prefixes included) */
+    size_t max_msg;        /* largest upper-layer message accepted */
+    size_t too_long;       /* with error: the length of a message over max_msg, else 0 */
+    const char *error;     /* set once the stream is malformed; sticky */
 };
 
 /* max_msg is the largest upper-layer message (without prefix), <= SMBD_FRAMER_MAX_MSG.
@@ -54,7 +54,7 @@ int  smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, co
 int  smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why);
 void smbd_framer_drop(struct smbd_framer *f, size_t len);
 /* drop(len) that hands the buffer holding the peeked message over to the caller
- * (sd_buf_detach: *mem, *cap; the message stays where peek returned it); the framer goes
+ * (bridge_buf_detach: *mem, *cap; the message stays where peek returned it); the framer goes
  * on in a new buffer. 0 or -ENOMEM (nothing changed). */
 int  smbd_framer_take(struct smbd_framer *f, size_t len, uint8_t **mem, size_t *cap);
 /* Committed bytes not yet popped (prefixes included). */

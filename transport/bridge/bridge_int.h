@@ -92,12 +92,12 @@ enum bridge_deliver {
 /* Link -> stream (bridge_to_stream.c). */
 struct bridge_out {
     struct bridge_outq queue; /* delivered bytes the stream has not taken yet */
-    int blocked;            /* the stream socket is full: write again once writable */
-    int recv_paused;        /* the queue is high: receive credits paused */
+    int blocked;              /* the stream socket is full: write again once writable */
+    int recv_paused;          /* the queue is high: receive credits paused */
     enum bridge_deliver deliver;
-    struct sd_buf held;     /* the channel's messages waiting for a delivered message's end */
-    struct sd_buf whole;    /* a delivered message the channel wants whole, so far */
-    uint64_t bytes;         /* written to the stream */
+    struct bridge_buf held;   /* the channel's messages waiting for a delivered message's end */
+    struct bridge_buf whole;  /* a delivered message the channel wants whole, so far */
+    uint64_t bytes;           /* written to the stream */
 };
 
 /* Stream -> link (bridge_from_stream.c). */

@@ -1,7 +1,7 @@
 /* transport/bridge/bridge_outq.c — the stream output queue of bridge_outq.h: a FIFO of
- * segments, each an sd_buf; the last copy segment takes appends, an adopted one never
+ * segments, each a bridge_buf; the last copy segment takes appends, an adopted one never
  * does (its room belongs to the message). An emptied copy segment that is the only one
- * left stays (its memory is reused, sd_buf_trim gives a grown one back). */
+ * left stays (its memory is reused, bridge_buf_trim gives a grown one back). */
 #include "bridge_outq.h"
 
 #include <errno.h>
@@ -17,7 +17,7 @@ void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 
 static void seg_free(struct bridge_outq_seg *s)
 {
-    sd_buf_free(&s->buf); /* bridge_pool_put: adopted memory came from the pool too */
+    bridge_buf_free(&s->buf); /* bridge_pool_put: adopted memory came from the pool too */
     free(s);
 }
 
@@ -38,7 +38,7 @@ static struct bridge_outq_seg *push_seg(struct bridge_outq *q)
 
     if (!s)
         return NULL;
-    sd_buf_init(&s->buf, q->base_cap, q->idle_cap);
+    bridge_buf_init(&s->buf, q->base_cap, q->idle_cap);
     if (q->tail)
         q->tail->next = s;
     else
@@ -55,9 +55,9 @@ int bridge_outq_append(struct bridge_outq *q, const struct iovec *iov, int iovcn
 
     if (!s)
         return -ENOMEM;
-    before = sd_buf_len(&s->buf);
-    rc = sd_buf_append(&s->buf, iov, iovcnt, skip);
-    q->len += sd_buf_len(&s->buf) - before;
+    before = bridge_buf_len(&s->buf);
+    rc = bridge_buf_append(&s->buf, iov, iovcnt, skip);
+    q->len += bridge_buf_len(&s->buf) - before;
     return rc;
 }
 
@@ -84,14 +84,14 @@ static void consume(struct bridge_outq *q, size_t n)
     q->len -= n;
     while (q->head) {
         struct bridge_outq_seg *s = q->head;
-        size_t take = sd_buf_len(&s->buf) < n ? sd_buf_len(&s->buf) : n;
+        size_t take = bridge_buf_len(&s->buf) < n ? bridge_buf_len(&s->buf) : n;
 
-        sd_buf_consume(&s->buf, take);
+        bridge_buf_consume(&s->buf, take);
         n -= take;
-        if (sd_buf_len(&s->buf) > 0)
+        if (bridge_buf_len(&s->buf) > 0)
             return;
         if (s == q->tail && !s->adopted) {
-            sd_buf_trim(&s->buf);
+            bridge_buf_trim(&s->buf);
             return;
         }
         q->head = s->next;
@@ -112,8 +112,9 @@ ssize_t bridge_outq_write(struct bridge_outq *q, int fd)
 
         for (struct bridge_outq_seg *s = q->head; s && mh.msg_iovlen < BRIDGE_OUTQ_IOV_MAX;
              s = s->next)
-            if (sd_buf_len(&s->buf) > 0)
-                iov[mh.msg_iovlen++] = (struct iovec){ sd_buf_head(&s->buf), sd_buf_len(&s->buf) };
+            if (bridge_buf_len(&s->buf) > 0)
+                iov[mh.msg_iovlen++] =
+                    (struct iovec){ bridge_buf_head(&s->buf), bridge_buf_len(&s->buf) };
         n = sendmsg(fd, &mh, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)

@@ -1,5 +1,5 @@
 /* transport/bridge/bridge_outq.h — the bytes a bridge owes its stream socket, in order:
- * small pieces copied into a growable buffer (sd_buf), and large messages adopted
+ * small pieces copied into a growable buffer (bridge_buf), and large messages adopted
  * whole (the allocation they arrived in, from bridge_pool, written from where the bytes
  * lie and given back to the pool once written), so an 8 MiB READ or WRITE that the
  * socket does not take at once is not copied again. One sendmsg writes up to
@@ -18,14 +18,14 @@
 
 struct bridge_outq_seg {
     struct bridge_outq_seg *next;
-    struct sd_buf buf;
+    struct bridge_buf buf;
     int adopted;             /* buf's memory is an adopted allocation: never appended to */
 };
 
 struct bridge_outq {
     struct bridge_outq_seg *head, *tail;
     size_t len;              /* bytes queued */
-    size_t base_cap, idle_cap; /* of the copy buffers (sd_buf_init) */
+    size_t base_cap, idle_cap; /* of the copy buffers (bridge_buf_init) */
 };
 
 /* Allocates nothing. */

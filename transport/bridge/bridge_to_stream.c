@@ -110,7 +110,7 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
     all[0] = (struct iovec){ prefix, sizeof(prefix) };
     memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
     if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
-        rc = sd_buf_append(&b->out.held, all, iovcnt + 1, 0);
+        rc = bridge_buf_append(&b->out.held, all, iovcnt + 1, 0);
         if (rc < 0)
             bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return rc;
@@ -123,13 +123,13 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
  * it goes to the stream as it is. */
 static void deliver_whole(struct smbd_bridge *b)
 {
-    struct iovec iov = { sd_buf_head(&b->out.whole), sd_buf_len(&b->out.whole) };
+    struct iovec iov = { bridge_buf_head(&b->out.whole), bridge_buf_len(&b->out.whole) };
 
     b->out.deliver = BRIDGE_DELIVER_IDLE;
     if (bridge_chan_from_peer(b->chan, iov.iov_base, iov.iov_len, 0) == 0)
         bridge_host_to_stream(b, &iov, 1, NULL, 0);
-    sd_buf_consume(&b->out.whole, sd_buf_len(&b->out.whole));
-    sd_buf_trim(&b->out.whole);
+    bridge_buf_consume(&b->out.whole, bridge_buf_len(&b->out.whole));
+    bridge_buf_trim(&b->out.whole);
 }
 
 void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_t remaining,
@@ -151,7 +151,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
             b->out.deliver = BRIDGE_DELIVER_SKIP; /* taken (or the bridge was failed) */
     }
     if (b->out.deliver == BRIDGE_DELIVER_WHOLE) {
-        int rc = sd_buf_append(&b->out.whole, &(struct iovec){ (void *)data, len }, 1, 0);
+        int rc = bridge_buf_append(&b->out.whole, &(struct iovec){ (void *)data, len }, 1, 0);
 
         if (rc < 0)
             bridge_fail(b, rc, "channel reassembly: %s", strerror(-rc));
@@ -171,13 +171,13 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
     iov[n++] = (struct iovec){ (void *)data, len };
     b->out.deliver = remaining > 0 ? BRIDGE_DELIVER_STREAM : BRIDGE_DELIVER_IDLE;
     stream_out(b, iov, n, remaining == 0, NULL, 0);
-    if (b->out.deliver == BRIDGE_DELIVER_IDLE && sd_buf_len(&b->out.held) > 0 &&
+    if (b->out.deliver == BRIDGE_DELIVER_IDLE && bridge_buf_len(&b->out.held) > 0 &&
         !bridge_ended(b)) {
-        struct iovec held = { sd_buf_head(&b->out.held), sd_buf_len(&b->out.held) };
+        struct iovec held = { bridge_buf_head(&b->out.held), bridge_buf_len(&b->out.held) };
 
         stream_out(b, &held, 1, 1, NULL, 0);
-        sd_buf_consume(&b->out.held, sd_buf_len(&b->out.held));
-        sd_buf_trim(&b->out.held);
+        bridge_buf_consume(&b->out.held, bridge_buf_len(&b->out.held));
+        bridge_buf_trim(&b->out.held);
     }
 }
 

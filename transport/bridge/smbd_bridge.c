@@ -247,8 +247,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */
     bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    sd_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    sd_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    bridge_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    bridge_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {
         const struct bridge_chan_host host = { .conn = b->conn, .ctx = b,
                                                .remote_invalidation =
