@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define STREAM_MAX (1u << 20)   /* keeps one execution fast */
 #define CHUNKS_MAX 16
 
-static const size_t limits[] = { 0, 100, 70000, 1u << 20, SMBD_FRAMER_MAX_MSG };
+static const size_t limits[] = { 0, 100, 70000, 1u << 20, BRIDGE_FRAMER_MAX_MSG };
 
 struct input {
     const uint8_t *p;
@@ -46,7 +46,7 @@ static void append_message(struct program *pg, size_t len)
 {
     if (pg->len + 4 + len > STREAM_MAX)
         return;
-    smbd_framer_prefix((uint32_t)len, pg->stream + pg->len);
+    bridge_framer_prefix((uint32_t)len, pg->stream + pg->len);
     memcpy(pg->stream + pg->len + 4, pattern + pg->len % 251, len);
     pg->len += 4 + len;
 }
@@ -117,11 +117,11 @@ static void reference(const struct program *pg, size_t max, struct expect *e)
 
 static void run(const struct program *pg, size_t max, const struct expect *e)
 {
-    struct smbd_framer f;
+    struct bridge_framer f;
     size_t pos = 0, ci = 0, popped = 0, ref_pos = 0, min_chunk = pg->len / 1024;
     int failed = 0;
 
-    if (smbd_framer_init(&f, max) != 0)
+    if (bridge_framer_init(&f, max) != 0)
         abort();
     while (pos < pg->len && !failed) {
         uint8_t *dst;
@@ -131,7 +131,7 @@ static void run(const struct program *pg, size_t max, const struct expect *e)
         const char *why = NULL;
         int r;
 
-        if (smbd_framer_space(&f, &dst, &room) != 0 || room == 0)
+        if (bridge_framer_space(&f, &dst, &room) != 0 || room == 0)
             abort();
         n = pg->nchunks ? pg->chunk[ci++ % pg->nchunks] : room;
         if (n < min_chunk)      /* at most ~1024 reads per execution */
@@ -141,9 +141,9 @@ static void run(const struct program *pg, size_t max, const struct expect *e)
         if (n > pg->len - pos)
             n = pg->len - pos;
         memcpy(dst, pg->stream + pos, n);
-        smbd_framer_commit(&f, n);
+        bridge_framer_commit(&f, n);
         pos += n;
-        while ((r = smbd_framer_pop(&f, &msg, &len, &why)) == 1) {
+        while ((r = bridge_framer_pop(&f, &msg, &len, &why)) == 1) {
             const uint8_t *b = pg->stream + ref_pos;
             if (popped >= e->count || len != ((size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3]) ||
                 memcmp(msg, b + 4, len) != 0)
@@ -160,9 +160,9 @@ static void run(const struct program *pg, size_t max, const struct expect *e)
         }
     }
     if (!failed && (e->error || popped != e->count ||
-                    smbd_framer_buffered(&f) != pg->len - e->end_pos))
+                    bridge_framer_buffered(&f) != pg->len - e->end_pos))
         abort();
-    smbd_framer_destroy(&f);
+    bridge_framer_destroy(&f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

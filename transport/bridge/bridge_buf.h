@@ -1,7 +1,7 @@
 /* transport/bridge/bridge_buf.h — the bridge's one growable byte buffer: bytes live in
  * [head, tail) of one allocation; producers reserve contiguous room after tail (to
  * recv() or memcpy into) and commit, consumers take from head. Used for the stream
- * bytes waiting to be framed (smbd_framer) and the delivered bytes waiting for the
+ * bytes waiting to be framed (bridge_framer) and the delivered bytes waiting for the
  * stream socket (smbd_bridge's output queue).
  *
  * Memory: nothing is allocated until the first reserve (base_cap bytes at least);

@@ -90,7 +90,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     smbd_link_set_upper(b->link, NULL, NULL);
     smbd_link_free(b->link);
     bridge_close_stream(b);
-    smbd_framer_destroy(&b->in.framer);
+    bridge_framer_destroy(&b->in.framer);
     bridge_outq_free(&b->out.queue);
     bridge_buf_free(&b->out.held);
     bridge_buf_free(&b->out.whole);
@@ -215,9 +215,9 @@ void bridge_stream_eof(struct smbd_bridge *b)
     if (b->role == BRIDGE_CHAN_CLIENT)
         b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
                                                 bridge_half_close_cb, b);
-    if (smbd_framer_buffered(&b->in.framer) > 0)
+    if (bridge_framer_buffered(&b->in.framer) > 0)
         sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
-                 smbd_framer_buffered(&b->in.framer));
+                 bridge_framer_buffered(&b->in.framer));
 }
 
 /* TCP's half-close, which SMB Direct cannot carry: after the program's shutdown(SHUT_WR)

@@ -1,5 +1,5 @@
-/* transport/bridge/smbd_framer.c — Direct-TCP framer: splits the SMB2 stream into messages in
- * place inside one owned buffer and builds the 4-byte prefix (MS-SMB2 2.1). */
+/* transport/bridge/bridge_framer.c — Direct-TCP framer: splits the SMB2 stream into
+ * messages in place inside one owned buffer and builds the 4-byte prefix (MS-SMB2 2.1). */
 #include "bridge_framer.h"
 
 #include <errno.h>
@@ -8,28 +8,28 @@
 
 #include "bridge_pool.h"
 
-int smbd_framer_init(struct smbd_framer *f, size_t max_msg)
+int bridge_framer_init(struct bridge_framer *f, size_t max_msg)
 {
     memset(f, 0, sizeof(*f));
-    if (max_msg > SMBD_FRAMER_MAX_MSG)
+    if (max_msg > BRIDGE_FRAMER_MAX_MSG)
         return -EINVAL;
-    bridge_buf_init(&f->buf, SMBD_FRAMER_BASE_CAP, SMBD_FRAMER_BASE_CAP);
+    bridge_buf_init(&f->buf, BRIDGE_FRAMER_BASE_CAP, BRIDGE_FRAMER_BASE_CAP);
     f->max_msg = max_msg;
     return 0;
 }
 
-void smbd_framer_destroy(struct smbd_framer *f)
+void bridge_framer_destroy(struct bridge_framer *f)
 {
     bridge_buf_free(&f->buf);
     memset(f, 0, sizeof(*f));
 }
 
-size_t smbd_framer_buffered(const struct smbd_framer *f)
+size_t bridge_framer_buffered(const struct bridge_framer *f)
 {
     return bridge_buf_len(&f->buf);
 }
 
-void smbd_framer_prefix(uint32_t len, uint8_t out[4])
+void bridge_framer_prefix(uint32_t len, uint8_t out[4])
 {
     out[0] = (uint8_t)(len >> 24);
     out[1] = (uint8_t)(len >> 16);
@@ -40,7 +40,7 @@ void smbd_framer_prefix(uint32_t len, uint8_t out[4])
 /* Validates the prefix at head as far as it has arrived. Returns 1 with *total (prefix
  * plus message) when the whole prefix is known, 0 when it is incomplete, -EPROTO when
  * the stream is malformed (recorded in f->error). */
-static int parse_prefix(struct smbd_framer *f, size_t *total)
+static int parse_prefix(struct bridge_framer *f, size_t *total)
 {
     size_t n = bridge_buf_len(&f->buf);
     const uint8_t *p;
@@ -55,7 +55,7 @@ static int parse_prefix(struct smbd_framer *f, size_t *total)
         f->error = "Direct-TCP prefix does not start with a zero byte (MS-SMB2 2.1)";
         return -EPROTO;
     }
-    if (n < SMBD_FRAMER_PREFIX_SIZE)
+    if (n < BRIDGE_FRAMER_PREFIX_SIZE)
         return 0;
     len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
     if (len > f->max_msg) {
@@ -63,11 +63,11 @@ static int parse_prefix(struct smbd_framer *f, size_t *total)
         f->too_long = len;
         return -EPROTO;
     }
-    *total = SMBD_FRAMER_PREFIX_SIZE + len;
+    *total = BRIDGE_FRAMER_PREFIX_SIZE + len;
     return 1;
 }
 
-int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
+int bridge_framer_space(struct bridge_framer *f, uint8_t **dst, size_t *len)
 {
     size_t total = 0, held, want;
     int r;
@@ -87,23 +87,23 @@ int smbd_framer_space(struct smbd_framer *f, uint8_t **dst, size_t *len)
     }
     /* Room for the rest of the message, contiguous with its start (one read can complete
      * it); a full read while the prefix is incomplete or little is held. */
-    want = r == 1 ? total - held : SMBD_FRAMER_MIN_ROOM;
-    if (held <= SMBD_FRAMER_MIN_ROOM && want < SMBD_FRAMER_MIN_ROOM)
-        want = SMBD_FRAMER_MIN_ROOM;
+    want = r == 1 ? total - held : BRIDGE_FRAMER_MIN_ROOM;
+    if (held <= BRIDGE_FRAMER_MIN_ROOM && want < BRIDGE_FRAMER_MIN_ROOM)
+        want = BRIDGE_FRAMER_MIN_ROOM;
     if (!(*dst = bridge_buf_reserve(&f->buf, want)))
         return -ENOMEM;
     *len = bridge_buf_room(&f->buf);
-    if (r == 1 && total - SMBD_FRAMER_PREFIX_SIZE >= BRIDGE_POOL_MIN)
+    if (r == 1 && total - BRIDGE_FRAMER_PREFIX_SIZE >= BRIDGE_POOL_MIN)
         *len = want; /* a large message: nothing after it shares its buffer */
     return 0;
 }
 
-void smbd_framer_commit(struct smbd_framer *f, size_t n)
+void bridge_framer_commit(struct bridge_framer *f, size_t n)
 {
     bridge_buf_commit(&f->buf, n);
 }
 
-int smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
+int bridge_framer_peek(struct bridge_framer *f, const uint8_t **msg, size_t *len, const char **why)
 {
     size_t total = 0;
     int r = parse_prefix(f, &total);
@@ -114,26 +114,26 @@ int smbd_framer_peek(struct smbd_framer *f, const uint8_t **msg, size_t *len, co
     }
     if (r == 0 || bridge_buf_len(&f->buf) < total)
         return 0;
-    *msg = bridge_buf_head(&f->buf) + SMBD_FRAMER_PREFIX_SIZE;
-    *len = total - SMBD_FRAMER_PREFIX_SIZE;
+    *msg = bridge_buf_head(&f->buf) + BRIDGE_FRAMER_PREFIX_SIZE;
+    *len = total - BRIDGE_FRAMER_PREFIX_SIZE;
     return 1;
 }
 
-void smbd_framer_drop(struct smbd_framer *f, size_t len)
+void bridge_framer_drop(struct bridge_framer *f, size_t len)
 {
-    bridge_buf_consume(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len);
+    bridge_buf_consume(&f->buf, BRIDGE_FRAMER_PREFIX_SIZE + len);
 }
 
-int smbd_framer_take(struct smbd_framer *f, size_t len, uint8_t **mem, size_t *cap)
+int bridge_framer_take(struct bridge_framer *f, size_t len, uint8_t **mem, size_t *cap)
 {
-    return bridge_buf_detach(&f->buf, SMBD_FRAMER_PREFIX_SIZE + len, mem, cap);
+    return bridge_buf_detach(&f->buf, BRIDGE_FRAMER_PREFIX_SIZE + len, mem, cap);
 }
 
-int smbd_framer_pop(struct smbd_framer *f, const uint8_t **msg, size_t *len, const char **why)
+int bridge_framer_pop(struct bridge_framer *f, const uint8_t **msg, size_t *len, const char **why)
 {
-    int r = smbd_framer_peek(f, msg, len, why);
+    int r = bridge_framer_peek(f, msg, len, why);
 
     if (r > 0)
-        smbd_framer_drop(f, *len);
+        bridge_framer_drop(f, *len);
     return r;
 }

@@ -66,7 +66,7 @@ static int bridge_send_owned(struct smbd_bridge *b, const uint8_t *msg, size_t l
     int rc;
 
     if (len < BRIDGE_POOL_MIN || b->in.copy_sends || smbd_link_io_limit(b->link) != UINT32_MAX ||
-        smbd_framer_take(&b->in.framer, len, &mem, &cap) < 0)
+        bridge_framer_take(&b->in.framer, len, &mem, &cap) < 0)
         return 1;
     rc = smbd_conn_send_owned(b->conn, msg, len, mem, cap, release_to_pool, now);
     if (rc == 0)
@@ -117,7 +117,7 @@ int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap)
 
     if (b->in.offered_taken)
         return -EALREADY;
-    rc = smbd_framer_take(&b->in.framer, b->in.offered_len, mem, cap);
+    rc = bridge_framer_take(&b->in.framer, b->in.offered_len, mem, cap);
     b->in.offered_taken = rc == 0;
     return rc;
 }
@@ -132,7 +132,7 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
     if (!bridge_ended(b) && !bridge_stream_held(b) && bridge_send_unsent(b, now) != 0)
         return;
     while (!bridge_ended(b) && !bridge_stream_held(b)) {
-        rc = smbd_framer_peek(&b->in.framer, &msg, &len, &why);
+        rc = bridge_framer_peek(&b->in.framer, &msg, &len, &why);
         if (rc == 0)
             return;
         if (rc < 0 && b->in.framer.too_long) {
@@ -171,12 +171,12 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
                     return;
                 }
                 if (rc == 0)
-                    smbd_framer_drop(&b->in.framer, len);
+                    bridge_framer_drop(&b->in.framer, len);
             }
             if (rc < 0 || b->in.unsent.alloc)
                 return; /* failed, or unsent waits for send buffers */
         } else if (!b->in.offered_taken) {
-            smbd_framer_drop(&b->in.framer, len); /* the channel sent it rewritten */
+            bridge_framer_drop(&b->in.framer, len); /* the channel sent it rewritten */
         }
         if (smbd_conn_send_queued(b->conn) >= BRIDGE_SEND_HIGH)
             b->in.send_blocked = 1;
@@ -193,7 +193,7 @@ void bridge_read_stream(struct smbd_bridge *b)
         uint8_t *dst;
         size_t room;
         ssize_t n;
-        int rc = smbd_framer_space(&b->in.framer, &dst, &room);
+        int rc = bridge_framer_space(&b->in.framer, &dst, &room);
 
         if (rc < 0) {
             bridge_fail(b, rc, "stream buffer: %s", strerror(-rc));
@@ -213,7 +213,7 @@ void bridge_read_stream(struct smbd_bridge *b)
                 bridge_stream_eof(b);
             break;
         }
-        smbd_framer_commit(&b->in.framer, (size_t)n);
+        bridge_framer_commit(&b->in.framer, (size_t)n);
         b->in.bytes += (size_t)n;
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
         bridge_send_buffered(b, now);

@@ -102,7 +102,7 @@ struct bridge_out {
 
 /* Stream -> link (bridge_from_stream.c). */
 struct bridge_in {
-    struct smbd_framer framer;
+    struct bridge_framer framer;
     int send_blocked;       /* engine send queue high: not reading the stream */
     int mem_wait;           /* no memory for the next stream message now (channel buffers,
                                or registered send buffers near RLIMIT_MEMLOCK): it stays in

@@ -97,7 +97,7 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
                           size_t cap)
 {
     struct smbd_bridge *b = ctx;
-    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    uint8_t prefix[BRIDGE_FRAMER_PREFIX_SIZE];
     struct iovec all[4];
     size_t total = 0;
     int rc;
@@ -106,7 +106,7 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
         return -ECANCELED;
     for (int i = 0; i < iovcnt; i++)
         total += iov[i].iov_len;
-    smbd_framer_prefix((uint32_t)total, prefix);
+    bridge_framer_prefix((uint32_t)total, prefix);
     all[0] = (struct iovec){ prefix, sizeof(prefix) };
     memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
     if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
@@ -136,7 +136,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
                              int first)
 {
     struct smbd_bridge *b = ctx;
-    uint8_t prefix[SMBD_FRAMER_PREFIX_SIZE];
+    uint8_t prefix[BRIDGE_FRAMER_PREFIX_SIZE];
     struct iovec iov[2];
     int n = 0;
 
@@ -165,7 +165,7 @@ void bridge_deliver_fragment(void *ctx, const uint8_t *data, size_t len, uint32_
         return;
     }
     if (first) {
-        smbd_framer_prefix((uint32_t)(len + remaining), prefix);
+        bridge_framer_prefix((uint32_t)(len + remaining), prefix);
         iov[n++] = (struct iovec){ prefix, sizeof(prefix) };
     }
     iov[n++] = (struct iovec){ (void *)data, len };

@@ -268,10 +268,10 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     /* With the channel a client's large WRITE leaves as a small request: the framer
      * takes any Direct-TCP length, and what still cannot be sent inline is refused by
      * the engine (fail_too_large). */
-    rc = smbd_framer_init(&b->in.framer, !b->chan && p.neg.max_fragmented_send_size <
-                                                       SMBD_FRAMER_MAX_MSG
-                                          ? p.neg.max_fragmented_send_size
-                                          : SMBD_FRAMER_MAX_MSG);
+    rc = bridge_framer_init(&b->in.framer, !b->chan && p.neg.max_fragmented_send_size <
+                                                         BRIDGE_FRAMER_MAX_MSG
+                                            ? p.neg.max_fragmented_send_size
+                                            : BRIDGE_FRAMER_MAX_MSG);
     if (rc < 0)
         goto fail;
     smbd_conn_set_send_low_water(b->conn, BRIDGE_SEND_LOW);

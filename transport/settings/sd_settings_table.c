@@ -87,7 +87,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .env = "SMBDIRECT_MAX_FRAGMENTED_SIZE", .flag = "max-fragmented-size",
         .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = SMBD_MIN_FRAGMENTED_SIZE,
-        .max = SMBD_FRAMER_MAX_MSG, .def = SAME("8454144"),
+        .max = BRIDGE_FRAMER_MAX_MSG, .def = SAME("8454144"),
         .help = "largest message reassembled from fragments; the default holds an 8 MiB "
                 "SMB2 READ response with its headers, the maximum is the 24-bit length of "
                 "the Direct-TCP prefix (MS-SMB2 2.1)" },
