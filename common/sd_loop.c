@@ -3,7 +3,8 @@
  * an earlier callback of the same batch is recognised and skipped), one-shot timers in
  * a binary heap ordered by (time, id) with an id index for cancel, and a mutex-guarded
  * task queue woken through an eventfd, and prepare hooks in an array run before each
- * epoll_wait (deleted entries are compacted once no hook is running). Any call except sd_loop_post/sd_loop_stop
+ * epoll_wait (deleted entries are compacted once no hook is running), and the adaptive
+ * busy poll before a wait that would sleep. Any call except sd_loop_post/sd_loop_stop
  * belongs to the loop thread, including from inside callbacks. */
 #include "sd_loop.h"
 
@@ -14,11 +15,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
 #define LOOP_MAX_EVENTS 64
 #define LOOP_PREPARE_ROUNDS 8 /* prepare passes before a wait, while hooks report work */
+#define LOOP_POLL_MIN_US    8 /* a busy-poll budget below this is none */
 
 struct loop_watch {
     sd_fd_cb cb;
@@ -65,6 +68,10 @@ struct sd_loop {
 
     pthread_mutex_t task_lock;
     struct loop_task *task_head, *task_tail;
+
+    unsigned poll_max_us;      /* sd_loop_set_busy_poll; 0: never poll */
+    unsigned poll_budget_us;
+    struct sd_loop_poll_stats poll;
 
     atomic_int stopped;
 };
@@ -427,13 +434,84 @@ static int wait_ms(struct sd_loop *l, int timeout_ms, uint64_t now)
     return next - now > (uint64_t)INT32_MAX ? INT32_MAX : (int)(next - now);
 }
 
+void sd_loop_set_busy_poll(struct sd_loop *l, unsigned max_us)
+{
+    l->poll_max_us = max_us;
+    l->poll_budget_us = max_us;
+}
+
+void sd_loop_poll_stats(const struct sd_loop *l, struct sd_loop_poll_stats *st)
+{
+    *st = l->poll;
+    st->budget_us = l->poll_budget_us;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The next budget from how long the wait that just ended took (waited_us) and whether
+ * it found an event (sd_loop_set_busy_poll says why). */
+static void poll_adapt(struct sd_loop *l, uint64_t waited_us, int found)
+{
+    unsigned b = l->poll_budget_us;
+
+    if (found && waited_us <= l->poll_max_us) {
+        b -= b / 8;
+        if (2 * waited_us > b)
+            b = 2 * waited_us > l->poll_max_us ? l->poll_max_us : (unsigned)(2 * waited_us);
+    } else {
+        b /= 2;
+    }
+    l->poll_budget_us = b < LOOP_POLL_MIN_US ? 0 : b;
+}
+
+/* epoll_wait for up to wait ms, polling first within the busy-poll budget. */
+static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
+{
+    uint64_t t0;
+    int n = 0;
+
+    if (!l->poll_max_us || wait == 0)
+        return epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
+    t0 = now_us();
+    if (l->poll_budget_us) {
+        uint64_t spin = l->poll_budget_us;
+        int whole = wait > 0 && (uint64_t)wait * 1000 <= spin; /* the poll is the wait */
+
+        if (whole)
+            spin = (uint64_t)wait * 1000;
+        while ((n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0)) == 0 && now_us() - t0 < spin)
+            ;
+        if (n > 0)
+            l->poll.hits++;
+        else if (n == 0)
+            l->poll.misses++;
+        if (n == 0 && whole) {
+            poll_adapt(l, now_us() - t0, 0);
+            return 0;
+        }
+    }
+    if (n == 0) {
+        l->poll.sleeps++;
+        n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
+    }
+    if (n >= 0)
+        poll_adapt(l, now_us() - t0, n > 0);
+    return n;
+}
+
 int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
 {
     struct epoll_event evs[LOOP_MAX_EVENTS];
     int n, ran = 0, tasks_pending = 0;
 
     run_prepares(l);
-    n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait_ms(l, timeout_ms, sd_now_ms()));
+    n = loop_wait(l, evs, wait_ms(l, timeout_ms, sd_now_ms()));
     if (n < 0)
         return errno == EINTR ? 0 : -errno;
     for (int i = 0; i < n; i++) {

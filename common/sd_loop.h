@@ -42,6 +42,25 @@ void sd_loop_del_prepare(struct sd_loop *l, int64_t id);
 /* Thread-safe: queue cb(ctx) to run on the loop thread and wake it. */
 int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx);
 
+/* Busy polling: before a wait that would sleep, the loop looks for events without
+ * sleeping for up to a budget of microseconds, so an answer that comes soon after a
+ * request is taken without the thread going to sleep and being woken (on a virtual
+ * machine, where an idle CPU halts, that costs far more than the poll). The budget
+ * adapts to how long events take to come: it rises to twice a wait that ended within
+ * max_us, shrinks by an eighth on each shorter one and halves when a poll runs out or a
+ * wait takes longer than max_us, so a loop whose events come slower than max_us soon
+ * sleeps at once again. max_us 0 (the default) never polls. Loop thread. */
+void sd_loop_set_busy_poll(struct sd_loop *l, unsigned max_us);
+
+struct sd_loop_poll_stats {
+    uint64_t hits;      /* polls that found an event */
+    uint64_t misses;    /* polls that ran out of budget, then slept */
+    uint64_t sleeps;    /* waits that slept (after a miss, or with no budget) */
+    unsigned budget_us; /* the budget now */
+};
+/* Loop thread (or once the loop has stopped). */
+void sd_loop_poll_stats(const struct sd_loop *l, struct sd_loop_poll_stats *st);
+
 /* Runs the prepare hooks, then callbacks for at most timeout_ms (-1: until an event). Returns the number of
  * callbacks run or -errno. sd_loop_run loops until sd_loop_stop, which is thread-safe
  * and async-signal-safe (a stop requested before sd_loop_run makes it return at once). */

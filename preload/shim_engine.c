@@ -123,6 +123,8 @@ static int start_engine(void)
 
     if (!loop)
         return -ENOMEM;
+    /* the thread does not run yet: its loop may be set up from here */
+    sd_loop_set_busy_poll(loop, shim_config_get()->set.busy_poll_us);
     sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -1,5 +1,6 @@
 /* tests/unit/test_loop.c — sd_loop: fd readiness, watches changed from inside
- * callbacks, timer order and cancel, posting from another thread, stop. */
+ * callbacks, timer order and cancel, posting from another thread, stop, and the adaptive
+ * busy poll. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -332,6 +334,120 @@ static void test_prepare_hooks(void **state)
     sd_loop_free(l);
 }
 
+/* A writer on another thread: one byte to fd after delay_us. */
+struct late_write {
+    int fd;
+    long delay_us;
+};
+
+static void *late_write_main(void *arg)
+{
+    struct late_write *w = arg;
+    struct timespec ts = { .tv_sec = w->delay_us / 1000000, .tv_nsec = w->delay_us % 1000000 * 1000 };
+
+    nanosleep(&ts, NULL);
+    assert_int_equal(write(w->fd, "x", 1), 1);
+    return NULL;
+}
+
+/* run_once with an event that comes delay_us after the loop starts waiting. */
+static void run_once_with_late_event(struct sd_loop *l, int sv[2], long delay_us)
+{
+    struct late_write w = { .fd = sv[1], .delay_us = delay_us };
+    pthread_t t;
+    char c;
+
+    assert_int_equal(pthread_create(&t, NULL, late_write_main, &w), 0);
+    assert_int_equal(sd_loop_run_once(l, -1), 1);
+    pthread_join(t, NULL);
+    assert_int_equal(read(sv[0], &c, 1), 1);
+}
+
+static void test_busy_poll_off_always_sleeps(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct fd_probe p = { .loop = l, .other_fd = -1 };
+    struct sd_loop_poll_stats st;
+    int sv[2];
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
+    run_once_with_late_event(l, sv, 1000);
+    sd_loop_poll_stats(l, &st);
+    assert_true(st.hits == 0 && st.misses == 0 && st.budget_us == 0);
+    sd_loop_free(l);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* An event that comes within the budget is taken by the poll, with no sleep; the budget
+ * then follows how long it took (twice that). */
+static void test_busy_poll_takes_an_event_without_sleeping(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct fd_probe p = { .loop = l, .other_fd = -1 };
+    struct sd_loop_poll_stats st;
+    int sv[2];
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
+    sd_loop_set_busy_poll(l, 2000000); /* 2 s: the writer's 2 ms always fall within */
+    run_once_with_late_event(l, sv, 2000);
+    sd_loop_poll_stats(l, &st);
+    assert_int_equal(p.calls, 1);
+    assert_int_equal(st.hits, 1);
+    assert_int_equal(st.misses, 0);
+    assert_int_equal(st.sleeps, 0);
+    /* from 2 s, an eighth off, but never below twice the ~2 ms the event took */
+    assert_true(st.budget_us >= 4000 && st.budget_us <= 1750000);
+    sd_loop_free(l);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* Waits that end with nothing halve the budget down to none; then the loop sleeps at
+ * once, until an event within max_us brings the poll back. */
+static void test_busy_poll_backs_off_and_comes_back(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct fd_probe p = { .loop = l, .other_fd = -1 };
+    struct sd_loop_poll_stats st;
+    int sv[2], misses = 0;
+
+    (void)state;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
+    sd_loop_set_busy_poll(l, 1000);
+    assert_int_equal(sd_loop_run_once(l, 1), 0); /* a 1 ms wait: the 1 ms poll is all of it */
+    sd_loop_poll_stats(l, &st);
+    assert_true(st.misses == 1 && st.sleeps == 0 && st.budget_us == 500);
+    sd_loop_set_busy_poll(l, 1000);
+    do {
+        assert_int_equal(sd_loop_run_once(l, 2), 0); /* nothing comes: a timed-out wait */
+        misses++;
+        sd_loop_poll_stats(l, &st);
+    } while (st.budget_us && misses < 20);
+    assert_int_equal(misses, 7); /* 1000 500 250 125 62 31 15 (7 < 8: none) */
+    assert_int_equal(st.misses, 8);
+    assert_int_equal(st.sleeps, 7);
+    assert_int_equal(sd_loop_run_once(l, 2), 0); /* no budget: sleeps without polling */
+    sd_loop_poll_stats(l, &st);
+    assert_true(st.misses == 8 && st.sleeps == 8);
+    /* an event 200 us into a sleeping wait (within max: again, should the thread that
+     * sends it be late) */
+    for (int i = 0; i < 5 && !st.budget_us; i++) {
+        run_once_with_late_event(l, sv, 200);
+        sd_loop_poll_stats(l, &st);
+        assert_true(st.hits == 0 && st.sleeps == 9u + (unsigned)i);
+    }
+    assert_true(st.budget_us >= 400 && st.budget_us <= 1000);
+    sd_loop_free(l);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +459,9 @@ int main(void)
         cmocka_unit_test(test_post_from_other_thread),
         cmocka_unit_test(test_stop_from_other_thread),
         cmocka_unit_test(test_prepare_hooks),
+        cmocka_unit_test(test_busy_poll_off_always_sleeps),
+        cmocka_unit_test(test_busy_poll_takes_an_event_without_sleeping),
+        cmocka_unit_test(test_busy_poll_backs_off_and_comes_back),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,7 @@ int relay_loops_start(struct relay *r, unsigned n)
             fprintf(stderr, "smbdirect-relay: cannot set up event loop %u\n", i);
             return -1;
         }
+        sd_loop_set_busy_poll(l->loop, r->set.busy_poll_us); /* before its thread runs */
         r->nloops = i + 1;
         if (i && (rc = pthread_create(&l->thread, NULL, loop_thread, l)) != 0) {
             fprintf(stderr, "smbdirect-relay: cannot start the thread of event loop %u: %s\n",

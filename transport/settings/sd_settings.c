@@ -56,12 +56,14 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_DRAIN_TIME: s->drain_time_s = (uint32_t)v->num; break;
     case SD_SET_STATUS_SOCKET: memcpy(s->status_socket, v->path, sizeof(v->path)); break;
     case SD_SET_LOOPS: s->loops = (uint32_t)v->num; break;
+    case SD_SET_BUSY_POLL: s->busy_poll_us = (uint32_t)v->num; break;
     case SD_SET_COUNT: break;
     }
 }
 
 static const char *const unit_words[] = {
-    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = " of bytes", [SD_UNIT_MS] = " of milliseconds",
+    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = " of bytes",
+    [SD_UNIT_US] = " of microseconds", [SD_UNIT_MS] = " of milliseconds",
     [SD_UNIT_S] = " of seconds",
 };
 

@@ -57,6 +57,7 @@ enum sd_setting_id {
     SD_SET_DRAIN_TIME,
     SD_SET_STATUS_SOCKET,
     SD_SET_LOOPS,
+    SD_SET_BUSY_POLL,
     SD_SET_COUNT
 };
 
@@ -72,7 +73,7 @@ enum sd_kind {
     SD_KIND_PATH,     /* a UNIX socket's path (absolute); empty: none */
 };
 
-enum sd_unit { SD_UNIT_NONE, SD_UNIT_BYTES, SD_UNIT_MS, SD_UNIT_S };
+enum sd_unit { SD_UNIT_NONE, SD_UNIT_BYTES, SD_UNIT_US, SD_UNIT_MS, SD_UNIT_S };
 
 struct sd_setting {
     const char *env;            /* environment variable, NULL when none */
@@ -137,6 +138,7 @@ struct sd_settings {
     uint32_t drain_time_s;
     char status_socket[SD_PATH_MAX];
     uint32_t loops; /* 0: one per CPU the relay may run on */
+    uint32_t busy_poll_us;
 };
 
 /* s = every default of prog. */

@@ -16,11 +16,12 @@
 
 static const char *const prog_names[SD_PROG_COUNT] = { "shim", "relay", "probe" };
 static const char *const unit_nouns[] = {
-    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = "bytes", [SD_UNIT_MS] = "milliseconds",
+    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = "bytes",
+    [SD_UNIT_US] = "microseconds", [SD_UNIT_MS] = "milliseconds",
     [SD_UNIT_S] = "seconds",
 };
 static const char *const metavars[] = {
-    [SD_UNIT_NONE] = "N", [SD_UNIT_BYTES] = "BYTES", [SD_UNIT_MS] = "MS",
+    [SD_UNIT_NONE] = "N", [SD_UNIT_BYTES] = "BYTES", [SD_UNIT_US] = "US", [SD_UNIT_MS] = "MS",
     [SD_UNIT_S] = "SECONDS",
 };
 

@@ -217,4 +217,13 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .help = "event loops (threads) the relay runs; each connection lives on one of them, "
                 "the one with the fewest connections when it arrives; 0: one per CPU the "
                 "relay may run on (its affinity mask, e.g. systemd's CPUAffinity=)" },
+    [SD_SET_BUSY_POLL] = {
+        .env = "SMBDIRECT_BUSY_POLL", .flag = "busy-poll", .env_progs = SHIM | RELAY,
+        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_US, .min = 0,
+        .max = 10000,
+        .def = { [SD_PROG_SHIM] = "500", [SD_PROG_RELAY] = "0", [SD_PROG_PROBE] = "0" },
+        .help = "the most an event loop (the shim's engine thread, each relay loop) looks for "
+                "the next event without sleeping, adapted to how soon events come: an answer "
+                "that comes within it is taken without a sleep and a wake-up (the latency of "
+                "small requests), at the cost of that CPU time; 0: always sleep" },
 };
