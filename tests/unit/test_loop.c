@@ -350,102 +350,112 @@ static void *late_write_main(void *arg)
     return NULL;
 }
 
-/* run_once with an event that comes delay_us after the loop starts waiting. */
-static void run_once_with_late_event(struct sd_loop *l, int sv[2], long delay_us)
+/* A loop watching one end of a socketpair, for the busy-poll tests. */
+struct poll_rig {
+    struct sd_loop *l;
+    struct fd_probe p;
+    int sv[2];
+    struct sd_loop_poll_stats st;
+};
+
+static void poll_rig_open(struct poll_rig *r)
 {
-    struct late_write w = { .fd = sv[1], .delay_us = delay_us };
+    r->l = sd_loop_new();
+    r->p = (struct fd_probe){ .loop = r->l, .other_fd = -1 };
+    assert_non_null(r->l);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, r->sv), 0);
+    assert_int_equal(sd_loop_add_fd(r->l, r->sv[0], SD_EV_IN, fd_probe_cb, &r->p), 0);
+}
+
+static void poll_rig_close(struct poll_rig *r)
+{
+    sd_loop_free(r->l);
+    close(r->sv[0]);
+    close(r->sv[1]);
+}
+
+/* run_once with an event that comes delay_us after the loop starts waiting; then the
+ * poll's figures in r->st. */
+static void run_once_with_late_event(struct poll_rig *r, long delay_us)
+{
+    struct late_write w = { .fd = r->sv[1], .delay_us = delay_us };
     pthread_t t;
     char c;
 
     assert_int_equal(pthread_create(&t, NULL, late_write_main, &w), 0);
-    assert_int_equal(sd_loop_run_once(l, -1), 1);
+    assert_int_equal(sd_loop_run_once(r->l, -1), 1);
     pthread_join(t, NULL);
-    assert_int_equal(read(sv[0], &c, 1), 1);
+    assert_int_equal(read(r->sv[0], &c, 1), 1);
+    sd_loop_poll_stats(r->l, &r->st);
+}
+
+/* A wait that ends with nothing; then the poll's figures in r->st. */
+static void run_once_idle(struct poll_rig *r, int timeout_ms)
+{
+    assert_int_equal(sd_loop_run_once(r->l, timeout_ms), 0);
+    sd_loop_poll_stats(r->l, &r->st);
 }
 
 static void test_busy_poll_off_always_sleeps(void **state)
 {
-    struct sd_loop *l = sd_loop_new();
-    struct fd_probe p = { .loop = l, .other_fd = -1 };
-    struct sd_loop_poll_stats st;
-    int sv[2];
+    struct poll_rig r;
 
     (void)state;
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
-    run_once_with_late_event(l, sv, 1000);
-    sd_loop_poll_stats(l, &st);
-    assert_true(st.hits == 0 && st.misses == 0 && st.budget_us == 0);
-    sd_loop_free(l);
-    close(sv[0]);
-    close(sv[1]);
+    poll_rig_open(&r);
+    run_once_with_late_event(&r, 1000);
+    assert_true(r.st.hits == 0 && r.st.misses == 0 && r.st.budget_us == 0);
+    poll_rig_close(&r);
 }
 
 /* An event that comes within the budget is taken by the poll, with no sleep; the budget
  * then follows how long it took (twice that). */
 static void test_busy_poll_takes_an_event_without_sleeping(void **state)
 {
-    struct sd_loop *l = sd_loop_new();
-    struct fd_probe p = { .loop = l, .other_fd = -1 };
-    struct sd_loop_poll_stats st;
-    int sv[2];
+    struct poll_rig r;
 
     (void)state;
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
-    sd_loop_set_busy_poll(l, 2000000); /* 2 s: the writer's 2 ms always fall within */
-    run_once_with_late_event(l, sv, 2000);
-    sd_loop_poll_stats(l, &st);
-    assert_int_equal(p.calls, 1);
-    assert_int_equal(st.hits, 1);
-    assert_int_equal(st.misses, 0);
-    assert_int_equal(st.sleeps, 0);
+    poll_rig_open(&r);
+    sd_loop_set_busy_poll(r.l, 2000000); /* 2 s: the writer's 2 ms always fall within */
+    run_once_with_late_event(&r, 2000);
+    assert_int_equal(r.p.calls, 1);
+    assert_int_equal(r.st.hits, 1);
+    assert_int_equal(r.st.misses, 0);
+    assert_int_equal(r.st.sleeps, 0);
     /* from 2 s, an eighth off, but never below twice the ~2 ms the event took */
-    assert_true(st.budget_us >= 4000 && st.budget_us <= 1750000);
-    sd_loop_free(l);
-    close(sv[0]);
-    close(sv[1]);
+    assert_true(r.st.budget_us >= 4000 && r.st.budget_us <= 1750000);
+    poll_rig_close(&r);
 }
 
 /* Waits that end with nothing halve the budget down to none; then the loop sleeps at
  * once, until an event within max_us brings the poll back. */
 static void test_busy_poll_backs_off_and_comes_back(void **state)
 {
-    struct sd_loop *l = sd_loop_new();
-    struct fd_probe p = { .loop = l, .other_fd = -1 };
-    struct sd_loop_poll_stats st;
-    int sv[2], misses = 0;
+    struct poll_rig r;
+    int misses = 0;
 
     (void)state;
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(sd_loop_add_fd(l, sv[0], SD_EV_IN, fd_probe_cb, &p), 0);
-    sd_loop_set_busy_poll(l, 1000);
-    assert_int_equal(sd_loop_run_once(l, 1), 0); /* a 1 ms wait: the 1 ms poll is all of it */
-    sd_loop_poll_stats(l, &st);
-    assert_true(st.misses == 1 && st.sleeps == 0 && st.budget_us == 500);
-    sd_loop_set_busy_poll(l, 1000);
+    poll_rig_open(&r);
+    sd_loop_set_busy_poll(r.l, 1000);
+    run_once_idle(&r, 1); /* a 1 ms wait: the 1 ms poll is all of it */
+    assert_true(r.st.misses == 1 && r.st.sleeps == 0 && r.st.budget_us == 500);
+    sd_loop_set_busy_poll(r.l, 1000);
     do {
-        assert_int_equal(sd_loop_run_once(l, 2), 0); /* nothing comes: a timed-out wait */
+        run_once_idle(&r, 2); /* nothing comes: a timed-out wait */
         misses++;
-        sd_loop_poll_stats(l, &st);
-    } while (st.budget_us && misses < 20);
+    } while (r.st.budget_us && misses < 20);
     assert_int_equal(misses, 7); /* 1000 500 250 125 62 31 15 (7 < 8: none) */
-    assert_int_equal(st.misses, 8);
-    assert_int_equal(st.sleeps, 7);
-    assert_int_equal(sd_loop_run_once(l, 2), 0); /* no budget: sleeps without polling */
-    sd_loop_poll_stats(l, &st);
-    assert_true(st.misses == 8 && st.sleeps == 8);
+    assert_int_equal(r.st.misses, 8);
+    assert_int_equal(r.st.sleeps, 7);
+    run_once_idle(&r, 2); /* no budget: sleeps without polling */
+    assert_true(r.st.misses == 8 && r.st.sleeps == 8);
     /* an event 200 us into a sleeping wait (within max: again, should the thread that
      * sends it be late) */
-    for (int i = 0; i < 5 && !st.budget_us; i++) {
-        run_once_with_late_event(l, sv, 200);
-        sd_loop_poll_stats(l, &st);
-        assert_true(st.hits == 0 && st.sleeps == 9u + (unsigned)i);
+    for (int i = 0; i < 5 && !r.st.budget_us; i++) {
+        run_once_with_late_event(&r, 200);
+        assert_true(r.st.hits == 0 && r.st.sleeps == 9u + (unsigned)i);
     }
-    assert_true(st.budget_us >= 400 && st.budget_us <= 1000);
-    sd_loop_free(l);
-    close(sv[0]);
-    close(sv[1]);
+    assert_true(r.st.budget_us >= 400 && r.st.budget_us <= 1000);
+    poll_rig_close(&r);
 }
 
 int main(void)
