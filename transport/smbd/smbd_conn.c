@@ -158,7 +158,7 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    if (err && !c->peer_closed)
+    if (err && c->provider_end != SMBD_END_PEER_CLOSED)
         sd_warn("smbd: connection terminated (%s): %s", strerror(-err), reason);
     else
         sd_info("smbd: connection closed: %s", reason);
@@ -166,7 +166,7 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
     /* A failure Negotiate Response is flushed first (3.1.5.3), then disconnected. */
-    if (!was_disconnecting && !c->fail_response_pending)
+    if (!was_disconnecting && c->deferred_disconnect != SMBD_DISC_AFTER_REFUSAL)
         smbd_provider_disconnect(c);
     if (c->upper.terminated)
         c->upper.terminated(c->ctx, err, reason);
@@ -198,7 +198,7 @@ static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
                        "a fragmented message still to come (MS-SMBD 3.1.5.8, 3.1.7.1)",
                        (unsigned)c->reasm_remaining);
     } else if (cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) {
-        c->peer_closed = 1; /* an ordinary end of an SMB Direct session */
+        c->provider_end = SMBD_END_PEER_CLOSED; /* an ordinary end of an SMB Direct session */
         smbd_terminate(c, -ECONNRESET, "the peer closed the RDMA connection (MS-SMBD 3.1.7.1)");
     } else {
         smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost: %s (MS-SMBD 3.1.7.1)",
@@ -237,7 +237,7 @@ void smbd_conn_disconnect(struct smbd_conn *c)
      * drop those not yet on the wire (soft-iWARP flushes its send queue), so wait
      * for the completion of the last one when it is signaled (a burst's last is). */
     if (c->in_flight.head && c->signaled_seq == c->in_flight.tail->seq) {
-        c->disconnect_after_sends = 1;
+        c->deferred_disconnect = SMBD_DISC_AFTER_SENDS;
         return;
     }
     smbd_provider_disconnect(c);
@@ -277,7 +277,7 @@ int smbd_conn_is_terminated(const struct smbd_conn *c)
 
 int smbd_conn_peer_closed(const struct smbd_conn *c)
 {
-    return c->peer_closed;
+    return c->provider_end == SMBD_END_PEER_CLOSED;
 }
 
 int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out) /* 3.1.4.7 */

@@ -32,6 +32,20 @@ enum smbd_state {
     SMBD_ST_TERMINATED,    /* upper->terminated has been called */
 };
 
+/* What the provider has said of the connection. */
+enum smbd_provider_end {
+    SMBD_END_NONE,         /* nothing: it is up */
+    SMBD_END_GONE,         /* a post failed with -ENOTCONN: CONN_LOST is coming */
+    SMBD_END_PEER_CLOSED,  /* CONN_LOST: the peer closed in order (3.1.7.1) */
+};
+
+/* A provider disconnect waiting for a Send's completion. */
+enum smbd_deferred_disconnect {
+    SMBD_DISC_NONE,
+    SMBD_DISC_AFTER_REFUSAL, /* the failure Negotiate Response goes out first (3.1.5.3) */
+    SMBD_DISC_AFTER_SENDS,   /* an orderly disconnect waits for in_flight to drain */
+};
+
 /* A message sent from the caller's memory (smbd_conn_send_owned): the allocation the
  * engine took over, registered for the local reads of its Sends. */
 struct smbd_owned_msg {
@@ -118,10 +132,8 @@ struct smbd_conn {
     void *ctx;
     struct smbd_stats stats;
     int recv_paused;
-    int peer_closed;                 /* the provider reported an orderly close by the peer */
-    int provider_gone;               /* a post failed with -ENOTCONN: CONN_LOST is coming */
-    int fail_response_pending;       /* disconnect once the failure response went out */
-    int disconnect_after_sends;      /* an orderly disconnect waits for in_flight to drain */
+    enum smbd_provider_end provider_end;
+    enum smbd_deferred_disconnect deferred_disconnect;
     uint64_t provider_requests;      /* posts and disconnects asked of the provider */
 
     /* receive pool: receive_credit_max buffers of cfg.max_receive_size */

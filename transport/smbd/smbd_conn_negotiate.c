@@ -43,8 +43,9 @@ static void refuse(struct smbd_conn *c, uint32_t status, const char *why)
     };
     struct smbd_send_slot *s = smbd_slot_get(c, 0);
 
-    c->fail_response_pending = s && send_raw(c, s, (uint32_t)smbd_encode_negotiate_resp(
-                                             &resp, s->buf, c->send_buf_size)) == 0;
+    if (s && send_raw(c, s, (uint32_t)smbd_encode_negotiate_resp(&resp, s->buf,
+                                                                  c->send_buf_size)) == 0)
+        c->deferred_disconnect = SMBD_DISC_AFTER_REFUSAL;
     smbd_terminate(c, -ECONNREFUSED, "refusing the Negotiate Request with status 0x%08x: %s",
                    (unsigned)status, why);
 }

@@ -41,8 +41,9 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
         smbd_slot_put(c, smbd_fifo_pop(&c->in_flight));
     /* 3.1.5.3: graceful termination once the refusal went out; or every message we
      * sent has left (smbd_conn_disconnect waited for it). */
-    if (c->fail_response_pending || (c->disconnect_after_sends && !c->in_flight.head)) {
-        c->fail_response_pending = c->disconnect_after_sends = 0;
+    if (c->deferred_disconnect == SMBD_DISC_AFTER_REFUSAL ||
+        (c->deferred_disconnect == SMBD_DISC_AFTER_SENDS && !c->in_flight.head)) {
+        c->deferred_disconnect = SMBD_DISC_NONE;
         smbd_provider_disconnect(c);
         return;
     }
@@ -61,7 +62,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
     uint32_t len;
     int signaled, err;
 
-    if (c->send_credits == 0 || c->provider_gone)
+    if (c->send_credits == 0 || c->provider_end != SMBD_END_NONE)
         return 0;
     granted = smbd_credits_take_grant(c); /* 3.1.5.9 */
     if (c->send_credits == 1 && granted == 0)
@@ -96,7 +97,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
         /* The provider lost the connection: its SD_WC_CONN_LOST follows with the cause
          * (the peer's orderly close, or the error) and terminates (3.1.7.1); the slot
          * waits in in_flight to be reclaimed then. */
-        c->provider_gone = 1;
+        c->provider_end = SMBD_END_GONE;
         return 0;
     }
     if (err) {
