@@ -1,14 +1,19 @@
-/* common/sd_clock.c — the monotonic millisecond clock (see sd_clock.h). */
+/* common/sd_clock.c — the monotonic clock (see sd_clock.h). */
 #include "sd_clock.h"
 
 #include <time.h>
 
-uint64_t sd_now_ms(void)
+uint64_t sd_now_us(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t sd_now_ms(void)
+{
+    return sd_now_us() / 1000u;
 }
 
 int sd_ms_until(uint64_t deadline_ms)

@@ -1,11 +1,13 @@
 /* common/sd_clock.h — the one clock of the project: CLOCK_MONOTONIC in milliseconds,
- * for timers, deadlines and timeouts everywhere (engine, providers, loop, programs). */
+ * for timers, deadlines and timeouts everywhere (engine, providers, loop, programs), and
+ * in microseconds for the loop's busy poll. */
 #ifndef SMBDIRECT_SD_CLOCK_H
 #define SMBDIRECT_SD_CLOCK_H
 
 #include <stdint.h>
 
 uint64_t sd_now_ms(void);
+uint64_t sd_now_us(void);
 
 /* Milliseconds from now until deadline_ms, as a poll()/epoll_wait() timeout: 0 once
  * the deadline has passed, capped at INT32_MAX; -1 (wait forever) for UINT64_MAX. */

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -446,14 +445,6 @@ void sd_loop_poll_stats(const struct sd_loop *l, struct sd_loop_poll_stats *st)
     st->budget_us = l->poll_budget_us;
 }
 
-static uint64_t now_us(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 /* The next budget from how long the wait that just ended took (waited_us) and whether
  * it found an event (sd_loop_set_busy_poll says why). */
 static void poll_adapt(struct sd_loop *l, uint64_t waited_us, int found)
@@ -478,21 +469,21 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
 
     if (!l->poll_max_us || wait == 0)
         return epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
-    t0 = now_us();
+    t0 = sd_now_us();
     if (l->poll_budget_us) {
         uint64_t spin = l->poll_budget_us;
         int whole = wait > 0 && (uint64_t)wait * 1000 <= spin; /* the poll is the wait */
 
         if (whole)
             spin = (uint64_t)wait * 1000;
-        while ((n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0)) == 0 && now_us() - t0 < spin)
+        while ((n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0)) == 0 && sd_now_us() - t0 < spin)
             ;
         if (n > 0)
             l->poll.hits++;
         else if (n == 0)
             l->poll.misses++;
         if (n == 0 && whole) {
-            poll_adapt(l, now_us() - t0, 0);
+            poll_adapt(l, sd_now_us() - t0, 0);
             return 0;
         }
     }
@@ -501,7 +492,7 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
         n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
     }
     if (n >= 0)
-        poll_adapt(l, now_us() - t0, n > 0);
+        poll_adapt(l, sd_now_us() - t0, n > 0);
     return n;
 }
 
