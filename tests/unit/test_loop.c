@@ -343,7 +343,8 @@ struct late_write {
 static void *late_write_main(void *arg)
 {
     struct late_write *w = arg;
-    struct timespec ts = { .tv_sec = w->delay_us / 1000000, .tv_nsec = w->delay_us % 1000000 * 1000 };
+    struct timespec ts = { .tv_sec = w->delay_us / 1000000,
+                           .tv_nsec = w->delay_us % 1000000 * 1000 };
 
     nanosleep(&ts, NULL);
     assert_int_equal(write(w->fd, "x", 1), 1);

@@ -295,10 +295,10 @@ static void stop_on_loop(void *ctx)
 {
     struct relay_loop *l = ctx;
     const char *reason = l->r->stop_reason;
+    struct relay_conn *c, *next;
 
     l->stopped = 1;
-    for (struct relay_conn *c = l->conns, *next; c; c = next) {
-        next = c->next;
+    DL_FOREACH_SAFE(l->conns, c, next) {
         if (c->state == RELAY_CONN_BRIDGED)
             smbd_bridge_stop(c->bridge, reason);
         else if (c->state == RELAY_CONN_CONNECTING)

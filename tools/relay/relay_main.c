@@ -1,8 +1,9 @@
 /* tools/relay/relay_main.c — smbdirect-relay, an SMB Direct front door for a TCP-only
  * SMB server: accepts SMB Direct connections (soft-iWARP or RDMA) and bridges each to
  * its own TCP connection to the backend (e.g. Samba smbd), on one event loop per CPU
- * (relay_loops.c). This file is the program: its settings, its signals (SIGTERM drains, SIGHUP reloads the
- * access list and the limits) and --status; relay.h lists the other parts. */
+ * (relay_loops.c). This file is the program: its settings, its signals (SIGTERM
+ * drains, SIGHUP reloads the access list and the limits) and --status; relay.h lists
+ * the other parts. */
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>

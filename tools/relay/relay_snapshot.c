@@ -4,6 +4,7 @@
  * oldest connection first, then hands it to whoever asked. */
 #include <stdlib.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "log.h"
 #include "relay.h"
@@ -188,13 +189,13 @@ static void part_fill(void *ctx)
 {
     struct loop_part *p = ctx;
     struct relay_loop *l = p->l;
+    struct relay_conn *c;
     size_t n = 0;
 
-    for (const struct relay_conn *c = l->conns; c; c = c->next)
-        n++;
+    DL_COUNT(l->conns, c, n);
     p->conns = calloc(n ? n : 1, sizeof(*p->conns));
     if (p->conns) {
-        for (const struct relay_conn *c = l->conns; c; c = c->next) {
+        DL_FOREACH(l->conns, c) {
             struct conn_copy *k = &p->conns[p->n++];
 
             k->id = c->id;
