@@ -117,6 +117,9 @@ unsigned relay_loops_auto(void);
 /* The listener's readiness callback: accepts one connection (admission through
  * relay_admit, then the negotiation, the backend connect and the bridge). */
 void relay_conn_accept(void *ctx, int revents);
+/* Main thread: stops accepting; the listener closes (new connects are refused by the
+ * system). One lent to a loop closes when it comes back, the drain having begun. */
+void relay_conn_stop_listening(struct relay *r);
 /* Ends every connection now, on every loop (negotiating ones end as their negotiation
  * does). reason must stay valid: a static string. */
 void relay_conn_stop_all(struct relay *r, const char *reason);

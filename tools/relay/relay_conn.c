@@ -229,6 +229,15 @@ static void listener_watch(struct relay *r)
         sd_error("relay: cannot watch the listener again: not accepting");
 }
 
+void relay_conn_stop_listening(struct relay *r)
+{
+    if (!r->listener || r->listener_lent)
+        return;
+    sd_loop_del_fd(r->loop, r->listener_fd); /* -ENOENT when it was not watched */
+    r->opts.provider->listener_close(r->listener);
+    r->listener = NULL;
+}
+
 /* Main thread: the lending loop has accepted; the listener is the main loop's again
  * (closed now if the drain began meanwhile). */
 static void listener_returned(void *ctx)
@@ -236,12 +245,10 @@ static void listener_returned(void *ctx)
     struct relay *r = ctx;
 
     r->listener_lent = NULL;
-    if (atomic_load(&r->draining)) {
-        r->opts.provider->listener_close(r->listener);
-        r->listener = NULL;
-        return;
-    }
-    listener_watch(r);
+    if (atomic_load(&r->draining))
+        relay_conn_stop_listening(r);
+    else
+        listener_watch(r);
 }
 
 /* On a lent loop's thread: accepts, then gives the listener back. */

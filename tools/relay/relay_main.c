@@ -93,23 +93,12 @@ static void drain_timeout_cb(void *ctx, uint64_t now)
     sd_loop_stop(r->loop);
 }
 
-/* Stops accepting: the listener closes (new connects are refused by the system); one
- * lent to a loop closes when it comes back (relay_conn.c). */
-static void stop_listening(struct relay *r)
-{
-    if (!r->listener || r->listener_lent)
-        return;
-    sd_loop_del_fd(r->loop, r->listener_fd);
-    r->opts.provider->listener_close(r->listener);
-    r->listener = NULL;
-}
-
 static void drain_start(struct relay *r, const char *signame)
 {
     unsigned live;
 
     atomic_store(&r->draining, 1);
-    stop_listening(r);
+    relay_conn_stop_listening(r);
     live = atomic_load(&r->conns);
     if (!live || r->set.drain_time_s == 0) {
         fprintf(stderr, "relay: %s, closing %s connections\n", signame, live ? "all" : "no");
@@ -195,7 +184,7 @@ static void relay_shutdown(struct relay *r)
     uint64_t end = sd_now_ms() + RELAY_SHUTDOWN_MS;
 
     atomic_store(&r->draining, 1);
-    stop_listening(r);
+    relay_conn_stop_listening(r);
     if (r->drain_timer > 0)
         sd_loop_cancel_timer(r->loop, r->drain_timer);
     relay_conn_stop_all(r, "relay shutting down");
