@@ -60,7 +60,7 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm test-deb demo bench bench-engine bench-vm soak fuzz install deb clean
+.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm test-deb demo bench bench-engine bench-vm soak torture fuzz install deb clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
 # What `make install` installs (debian/rules builds only these under nocheck).
@@ -190,6 +190,9 @@ bench-vm: all
 # Soak: 32 smbclient clients x 600 s through one relay (SOAK_SECONDS, SOAK_CLIENTS, SOAK_MAX_MIB).
 soak: all
 	scripts/soak
+
+torture: all
+	scripts/torture
 
 fuzz:
 	scripts/fuzz
