@@ -22,3 +22,20 @@ load helpers
     [ "$sessions" -ge 50 ]
     [[ "$output" == *"torture: PASS"* ]]
 }
+
+@test "compound requests leave the shim as one Send each; credit-only messages stay off the requests' path" {
+    require_shim
+    local msgs frags sessions
+    run env TORTURE_ADDR=127.0.0.24 TORTURE_TESTS="smb2.compound smb2.compound_async \
+smb2.compound_find.compound_find_related smb2.compound_find.compound_find_unrelated" \
+        "$BATS_TEST_DIRNAME/../../scripts/torture"
+    grep -E '^torture: (the relay received|[0-9]* passed both)' <<<"$output" | sed 's/^torture: /# /' >&3
+    assert_success
+    msgs=$(sed -nE 's/^torture: the relay received ([0-9]+) SMB2 messages .*/\1/p' <<<"$output")
+    frags=$(sed -nE 's/^torture: the relay received .* in ([0-9]+) Data Transfer .*/\1/p' <<<"$output")
+    sessions=$(sed -nE 's/^torture: .*; ([0-9]+) SMB Direct sessions$/\1/p' <<<"$output")
+    [ "$msgs" -gt 100 ] && [ "$sessions" -gt 0 ]
+    # Every SMB2 message (a compound chain is one) went in one Data Transfer message; the
+    # only others are one credit grant per session, sent as it opens (MS-SMBD 3.1.5.9).
+    [ "$frags" -le $((msgs + sessions)) ]
+}
