@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # tests/bats/smb_torture.bats — Samba's own smbtorture as the judge of the tunnel:
 # scripts/torture runs its selection of smb2 tests (compound, credits, lock, notify, oplock,
-# lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.24,
+# lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.32,
 # over plain TCP and through the shim and relay (SMB Direct over soft-iWARP, no TCP
 # fallback). Fails when a test that passes over TCP does not pass through the tunnel.
 
@@ -10,7 +10,7 @@ load helpers
 @test "smbtorture smb2: every test that passes over TCP passes through the tunnel" {
     require_shim
     local both tcp_only sessions
-    run env TORTURE_ADDR=127.0.0.24 "$BATS_TEST_DIRNAME/../../scripts/torture"
+    run env TORTURE_ADDR=127.0.0.32 "$BATS_TEST_DIRNAME/../../scripts/torture"
     grep '^torture: [0-9]* passed both ways' <<<"$output" | sed 's/^torture: /# /' >&3
     assert_success
     both=$(sed -nE 's/^torture: ([0-9]+) passed both ways.*/\1/p' <<<"$output")
@@ -26,7 +26,7 @@ load helpers
 @test "compound requests leave the shim as one Send each; credit-only messages stay off the requests' path" {
     require_shim
     local msgs frags sessions
-    run env TORTURE_ADDR=127.0.0.24 TORTURE_TESTS="smb2.compound smb2.compound_async \
+    run env TORTURE_ADDR=127.0.0.32 TORTURE_TESTS="smb2.compound smb2.compound_async \
 smb2.compound_find.compound_find_related smb2.compound_find.compound_find_unrelated" \
         "$BATS_TEST_DIRNAME/../../scripts/torture"
     grep -E '^torture: (the relay received|[0-9]* passed both)' <<<"$output" | sed 's/^torture: /# /' >&3
