@@ -4,22 +4,26 @@
 # lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.32,
 # over plain TCP and through the shim and relay (SMB Direct over soft-iWARP, no TCP
 # fallback). Fails when a test that passes over TCP does not pass through the tunnel.
+# SD_TORTURE_TESTS, when set, replaces the selection (scripts/run-tests' bats-san tier
+# runs a shorter one under the sanitizers).
 
 load helpers
 
 @test "smbtorture smb2: every test that passes over TCP passes through the tunnel" {
     require_shim
     local both tcp_only sessions
-    run env TORTURE_ADDR=127.0.0.32 "$BATS_TEST_DIRNAME/../../scripts/torture"
+    run env TORTURE_ADDR=127.0.0.32 TORTURE_TESTS="${SD_TORTURE_TESTS:-}" \
+        "$BATS_TEST_DIRNAME/../../scripts/torture"
     grep '^torture: [0-9]* passed both ways' <<<"$output" | sed 's/^torture: /# /' >&3
     assert_success
     both=$(sed -nE 's/^torture: ([0-9]+) passed both ways.*/\1/p' <<<"$output")
     tcp_only=$(sed -nE 's/^torture: .*, ([0-9]+) passed over TCP only,.*/\1/p' <<<"$output")
     sessions=$(sed -nE 's/^torture: .*; ([0-9]+) SMB Direct sessions$/\1/p' <<<"$output")
-    # the selection's tests that pass against this smbd (about 200) all reported both ways
-    [ "$both" -ge 150 ]
+    # the selection's tests that pass against this smbd (about 200; about 100 in the short
+    # one) all reported both ways
+    if [ -n "${SD_TORTURE_TESTS:-}" ]; then [ "$both" -ge 50 ]; else [ "$both" -ge 150 ]; fi
     [ "$tcp_only" -eq 0 ]
-    [ "$sessions" -ge 50 ]
+    [ "$sessions" -ge 20 ]
     [[ "$output" == *"torture: PASS"* ]]
 }
 
