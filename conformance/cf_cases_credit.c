@@ -125,16 +125,31 @@ static int send_read(struct cf_file *f, uint32_t len, struct cf_result *r)
     return 0;
 }
 
+/* 1 when m is an interim response (STATUS_PENDING, MS-SMB2 3.2.5.1.5), whose credits
+ * it counts; the final response to the same request follows. */
+static int interim(struct cf_file *f, const struct cf_msg *m)
+{
+    struct cf_smb2_resp resp;
+
+    if (cf_smb2_resp_decode(m->data, m->len, &resp) != 0 || !smb2_hdr_is_interim(&resp.h))
+        return 0;
+    f->c.credits += resp.credit_response;
+    return 1;
+}
+
 /* Checks the READ response m holds the pattern's first len bytes. */
 static int read_ok(const struct cf_msg *m, uint32_t len, uint32_t seed, struct cf_result *r)
 {
     struct smb2_read_resp rr;
+    struct cf_smb2_resp resp;
     const uint8_t *data;
 
     if (cf_smb2_read_resp_data(m->data, m->len, &rr, &data) != 0 || rr.data_length != len ||
         cf_pattern_diff(data, len, 0, seed) >= 0)
-        return cf_result(r, CF_FAIL, "the %zu-byte READ response is not the %u bytes written",
-                         m->len, len), -1;
+        return cf_result(r, CF_FAIL, "the %zu-byte READ response (status 0x%08x) is not the %u "
+                         "bytes written", m->len,
+                         cf_smb2_resp_decode(m->data, m->len, &resp) == 0 ? resp.h.status : 0,
+                         len), -1;
     return 0;
 }
 
@@ -161,6 +176,8 @@ static void spend_receive_credits(struct cf_ctx *ctx, struct cf_result *r)
                       f.c.sd.over_credit);
             goto out;
         }
+        if (rc == 0 && interim(&f, m))
+            continue; /* smbd went async on the READ (MS-SMB2 3.3.4.2): the final one follows */
         if (rc == 0)
             break;
         if (rc != -ETIMEDOUT || stalls == MAX_GRANTS) {
