@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sd_libc.h"
+
 static volatile int current_level = SD_LOG_WARN;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
@@ -44,6 +46,6 @@ void sd_log(enum sd_log_level level, const char *fmt, ...)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
     /* One write per line; a failed log write has nowhere to be reported. */
-    if (write(STDERR_FILENO, line, (size_t)n) < 0)
+    if (sd_libc()->write(STDERR_FILENO, line, (size_t)n) < 0)
         return;
 }

@@ -37,6 +37,42 @@ static int missing_setsockopt(int fd, int lv, int n, const void *v, socklen_t l)
     return -1;
 }
 
+static ssize_t missing_write(int fd, const void *b, size_t l)
+{
+    (void)fd, (void)b, (void)l;
+    errno = ENOSYS;
+    return -1;
+}
+
+static ssize_t missing_writev(int fd, const struct iovec *iov, int n)
+{
+    (void)fd, (void)iov, (void)n;
+    errno = ENOSYS;
+    return -1;
+}
+
+static ssize_t missing_send(int fd, const void *b, size_t l, int f)
+{
+    (void)fd, (void)b, (void)l, (void)f;
+    errno = ENOSYS;
+    return -1;
+}
+
+static ssize_t missing_sendto(int fd, const void *b, size_t l, int f, const struct sockaddr *a,
+                              socklen_t al)
+{
+    (void)fd, (void)b, (void)l, (void)f, (void)a, (void)al;
+    errno = ENOSYS;
+    return -1;
+}
+
+static ssize_t missing_sendmsg(int fd, const struct msghdr *m, int f)
+{
+    (void)fd, (void)m, (void)f;
+    errno = ENOSYS;
+    return -1;
+}
+
 /* POSIX (dlsym) guarantees a void * from dlsym converts to a function pointer;
  * storing through a void ** is the form it documents. */
 #define RESOLVE(field, fallback)                                                              \
@@ -54,6 +90,11 @@ static void resolve_all(void)
     RESOLVE(getsockname, missing_getname);
     RESOLVE(getsockopt, missing_getsockopt);
     RESOLVE(setsockopt, missing_setsockopt);
+    RESOLVE(write, missing_write);
+    RESOLVE(writev, missing_writev);
+    RESOLVE(send, missing_send);
+    RESOLVE(sendto, missing_sendto);
+    RESOLVE(sendmsg, missing_sendmsg);
 }
 
 const struct sd_libc *sd_libc(void)

@@ -7,6 +7,8 @@
 #define SMBDIRECT_SD_LIBC_H
 
 #include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 struct sd_libc {
     int (*connect)(int fd, const struct sockaddr *addr, socklen_t len);
@@ -14,6 +16,12 @@ struct sd_libc {
     int (*getsockname)(int fd, struct sockaddr *addr, socklen_t *len);
     int (*getsockopt)(int fd, int level, int name, void *val, socklen_t *len);
     int (*setsockopt)(int fd, int level, int name, const void *val, socklen_t len);
+    ssize_t (*write)(int fd, const void *buf, size_t len);
+    ssize_t (*writev)(int fd, const struct iovec *iov, int iovcnt);
+    ssize_t (*send)(int fd, const void *buf, size_t len, int flags);
+    ssize_t (*sendto)(int fd, const void *buf, size_t len, int flags,
+                      const struct sockaddr *addr, socklen_t addr_len);
+    ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
 };
 
 /* The next definitions after the object holding this code: libc's, whether that

@@ -5,7 +5,8 @@
  * task queue woken through an eventfd, and prepare hooks in an array run before each
  * epoll_wait (deleted entries are compacted once no hook is running), and the adaptive
  * busy poll before a wait that would sleep. Any call except sd_loop_post/sd_loop_stop
- * belongs to the loop thread, including from inside callbacks. */
+ * belongs to the loop thread (including from inside callbacks), or to a thread between
+ * sd_loop_enter and sd_loop_leave: run_lock keeps the two apart. */
 #include "sd_loop.h"
 
 #include <errno.h>
@@ -68,6 +69,11 @@ struct sd_loop {
     pthread_mutex_t task_lock;
     struct loop_task *task_head, *task_tail;
 
+    pthread_mutex_t run_lock;  /* held by the loop thread except while it waits, and by
+                                  another thread between sd_loop_enter and sd_loop_leave */
+    uint64_t wait_until;       /* while the loop waits: when it wakes on its own (ms,
+                                  UINT64_MAX: never) */
+
     unsigned poll_max_us;      /* sd_loop_set_busy_poll; 0: never poll */
     unsigned poll_budget_us;
     struct sd_loop_poll_stats poll;
@@ -93,6 +99,7 @@ struct sd_loop *sd_loop_new(void)
         return NULL;
     }
     pthread_mutex_init(&l->task_lock, NULL);
+    pthread_mutex_init(&l->run_lock, NULL);
     l->next_timer_id = 1;
     l->next_prepare_id = 1;
     l->next_gen = 1;
@@ -115,6 +122,7 @@ void sd_loop_free(struct sd_loop *l)
         free(task);
     }
     pthread_mutex_destroy(&l->task_lock);
+    pthread_mutex_destroy(&l->run_lock);
     close(l->epfd);
     close(l->wakefd);
     free(l->heap);
@@ -314,10 +322,19 @@ static int run_timers(struct sd_loop *l, uint64_t now)
 
 /* ---- tasks ---- */
 
+/* Async-signal-safe (eventfd_write is one write(2), made inside libc, so the shim's
+ * write interposer never sees it). 0, or -errno; EAGAIN means the counter is already
+ * non-zero: the loop wakes anyway. */
+static int loop_wake(struct sd_loop *l)
+{
+    if (eventfd_write(l->wakefd, 1) < 0 && errno != EAGAIN)
+        return -errno;
+    return 0;
+}
+
 int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx)
 {
     struct loop_task *task = malloc(sizeof(*task));
-    uint64_t one = 1;
 
     if (!task)
         return -ENOMEM;
@@ -329,20 +346,17 @@ int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx)
         l->task_head = task;
     l->task_tail = task;
     pthread_mutex_unlock(&l->task_lock);
-    /* EAGAIN means the counter is already non-zero: the loop wakes anyway. */
-    if (write(l->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        return -errno;
-    return 0;
+    return loop_wake(l);
 }
 
 /* Runs the tasks queued before this call; later ones wait for the next round. */
 static int run_tasks(struct sd_loop *l)
 {
     struct loop_task *task;
-    uint64_t count;
+    eventfd_t count;
     int ran = 0;
 
-    if (read(l->wakefd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+    if (eventfd_read(l->wakefd, &count) < 0 && errno != EAGAIN)
         return 0;
     pthread_mutex_lock(&l->task_lock);
     task = l->task_head;
@@ -499,12 +513,23 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
 int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
 {
     struct epoll_event evs[LOOP_MAX_EVENTS];
-    int n, ran = 0, tasks_pending = 0;
+    int n, wait, err, ran = 0, tasks_pending = 0;
+    uint64_t now;
 
+    pthread_mutex_lock(&l->run_lock);
     run_prepares(l);
-    n = loop_wait(l, evs, wait_ms(l, timeout_ms, sd_now_ms()));
-    if (n < 0)
-        return errno == EINTR ? 0 : -errno;
+    now = sd_now_ms();
+    wait = wait_ms(l, timeout_ms, now);
+    l->wait_until = wait < 0 ? UINT64_MAX : now + (uint64_t)wait;
+    pthread_mutex_unlock(&l->run_lock);
+    n = loop_wait(l, evs, wait);
+    err = errno;
+    pthread_mutex_lock(&l->run_lock);
+    l->wait_until = 0; /* not waiting: a thread in sd_loop_enter need not wake it */
+    if (n < 0) {
+        pthread_mutex_unlock(&l->run_lock);
+        return err == EINTR ? 0 : -err;
+    }
     for (int i = 0; i < n; i++) {
         int fd = (int)(uint32_t)evs[i].data.u64;
         uint32_t gen = (uint32_t)(evs[i].data.u64 >> 32);
@@ -516,14 +541,32 @@ int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
         }
         w = watch_of(l, fd);
         if (!w || w->gen != gen)
-            continue; /* deleted or replaced by an earlier callback */
+            continue; /* deleted or replaced by an earlier callback (or another thread) */
         w->cb(w->ctx, (int)(evs[i].events & (EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP)));
         ran++;
     }
     ran += run_timers(l, sd_now_ms());
     if (tasks_pending)
         ran += run_tasks(l);
+    pthread_mutex_unlock(&l->run_lock);
     return ran;
+}
+
+void sd_loop_enter(struct sd_loop *l)
+{
+    pthread_mutex_lock(&l->run_lock);
+}
+
+void sd_loop_leave(struct sd_loop *l)
+{
+    int wake;
+
+    run_prepares(l);
+    /* A timer armed here that is due before the waiting loop wakes wakes it now. */
+    wake = l->heap_len > 0 && l->heap[0]->at_ms < l->wait_until;
+    pthread_mutex_unlock(&l->run_lock);
+    if (wake)
+        loop_wake(l);
 }
 
 int sd_loop_run(struct sd_loop *l)
@@ -540,9 +583,6 @@ int sd_loop_run(struct sd_loop *l)
 /* Async-signal-safe: a flag and one write(2) to the eventfd. */
 void sd_loop_stop(struct sd_loop *l)
 {
-    uint64_t one = 1;
-
     atomic_store(&l->stopped, 1);
-    if (write(l->wakefd, &one, sizeof(one)) < 0)
-        return; /* EAGAIN: already woken */
+    loop_wake(l);
 }

@@ -42,6 +42,16 @@ void sd_loop_del_prepare(struct sd_loop *l, int64_t id);
 /* Thread-safe: queue cb(ctx) to run on the loop thread and wake it. */
 int sd_loop_post(struct sd_loop *l, sd_task_cb cb, void *ctx);
 
+/* Another thread's turn on the loop: between sd_loop_enter and sd_loop_leave it may make
+ * any call the loop thread may (a callback's work done in place, e.g. the shim's
+ * program thread sending its own request), while the loop thread is kept out: it holds
+ * the same lock whenever it is not waiting for events. sd_loop_leave runs the prepare
+ * hooks, as the loop would before its next wait, and wakes the loop when a timer armed
+ * meanwhile is due before it would wake by itself. Not from the loop thread, nor
+ * nested. */
+void sd_loop_enter(struct sd_loop *l);
+void sd_loop_leave(struct sd_loop *l);
+
 /* Busy polling: before a wait that would sleep, the loop looks for events without
  * sleeping for up to a budget of microseconds, so an answer that comes soon after a
  * request is taken without the thread going to sleep and being woken (on a virtual

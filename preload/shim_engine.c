@@ -27,14 +27,15 @@ struct shim_tunnel_job {
     int engine_fd;
     struct shim_fd_key app_key;
     struct smbd_bridge *bridge;          /* once started */
-    struct shim_tunnel_job *prev, *next; /* in live_jobs (engine thread only) */
+    struct shim_tunnel_job *prev, *next; /* in live_jobs (inside the engine's loop) */
 };
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tunnels_ended = PTHREAD_COND_INITIALIZER;
 static struct sd_loop *engine_loop; /* NULL until started in this process */
 static unsigned live_tunnels;       /* bridges handed over and not ended (engine_lock) */
-static struct shim_tunnel_job *live_jobs; /* the same, as a list (engine thread) */
+static struct shim_tunnel_job *live_jobs; /* the same, as a list (inside the engine's loop:
+                                             its thread, or shim_engine_feed) */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_prepare(void)
@@ -174,11 +175,13 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
 {
     struct shim_tunnel_job *job = ctx;
 
-    sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered",
+    sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered; of the "
+            "program's %llu bytes, %llu sent from its own thread",
             err ? strerror(-err) : "closed by the program",
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
             (unsigned long long)st->smbd.msgs_delivered,
-            (unsigned long long)st->smbd.bytes_delivered);
+            (unsigned long long)st->smbd.bytes_delivered,
+            (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
                 "bytes written by it, buffers peak %llu bytes",
@@ -223,6 +226,35 @@ static void start_bridge(void *ctx)
         shim_fdtable_tunnel_ended(&job->app_key, -ECONNRESET);
         job_forget(job);
     }
+}
+
+size_t shim_engine_feed(const struct shim_fd_key *app_key, const struct iovec *iov, int iovcnt)
+{
+    struct sd_loop *loop;
+    sigset_t all, old;
+    size_t taken = 0;
+
+    /* No handler of the program runs while a lock is held here (one that wrote on the
+     * tunnel again, or jumped out, would leave it held for ever). */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_mutex_lock(&engine_lock);
+    loop = engine_loop; /* NULL in a fork child: its tunnels are its parent's engine's */
+    pthread_mutex_unlock(&engine_lock);
+    if (loop) {
+        shim_guard_enter(); /* the calls rdma-core and the provider make go to libc */
+        sd_loop_enter(loop);
+        for (struct shim_tunnel_job *j = live_jobs; j; j = j->next) {
+            if (j->bridge && j->app_key.dev == app_key->dev && j->app_key.ino == app_key->ino) {
+                taken = smbd_bridge_feed(j->bridge, iov, iovcnt);
+                break;
+            }
+        }
+        sd_loop_leave(loop);
+        shim_guard_leave();
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return taken;
 }
 
 int shim_engine_attach(struct smbd_link *link, int engine_fd, const struct shim_fd_key *app_key)

@@ -13,6 +13,7 @@
 #include <uthash.h>
 
 #include "sd_addr.h"
+#include "shim_guard.h"
 
 
 
@@ -33,6 +34,21 @@ struct shim_fd_entry {
 static struct shim_fd_entry *table;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int table_count;
+
+/* The table's lock, with the shim's guard set while it is held: a signal handler that
+ * interrupts the holder and calls an interposed write (tevent's, to its signal pipe)
+ * goes straight to libc instead of waiting for this lock for ever. */
+static void table_enter(void)
+{
+    shim_guard_enter();
+    pthread_mutex_lock(&table_lock);
+}
+
+static void table_leave(void)
+{
+    pthread_mutex_unlock(&table_lock);
+    shim_guard_leave();
+}
 
 int shim_fd_key_of(int fd, struct shim_fd_key *key)
 {
@@ -70,10 +86,10 @@ static struct shim_fd_entry *lock_entry(int fd)
         errno = saved;
         return NULL;
     }
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     e = find_key(&key);
     if (!e)
-        pthread_mutex_unlock(&table_lock);
+        table_leave();
     return e;
 }
 
@@ -117,13 +133,13 @@ int shim_fdtable_add(int fd, int engine_fd, const struct shim_fd_info *info)
     e->engine_fd = -1;
     if (engine_fd >= 0 && shim_fd_key_of(engine_fd, &e->engine_key) == 0)
         e->engine_fd = engine_fd;
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     old = find_key(&e->key); /* only possible after an inode number wrapped */
     if (old)
         remove_entry(old);
     HASH_ADD(hh, table, key, sizeof(e->key), e);
     atomic_fetch_add(&table_count, 1);
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return 0;
 }
 
@@ -135,8 +151,21 @@ int shim_fdtable_lookup(int fd, struct shim_fd_info *out)
         return 0;
     if (out)
         *out = e->info;
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return 1;
+}
+
+int shim_fdtable_connected(int fd, struct shim_fd_key *key)
+{
+    struct shim_fd_entry *e = lock_entry(fd);
+    int connected;
+
+    if (!e)
+        return 0;
+    connected = e->info.state == SHIM_FD_CONNECTED;
+    *key = e->key;
+    table_leave();
+    return connected;
 }
 
 int shim_fdtable_find_by_names(const struct sockaddr_storage *local,
@@ -147,7 +176,7 @@ int shim_fdtable_find_by_names(const struct sockaddr_storage *local,
 
     if (atomic_load(&table_count) == 0)
         return 0;
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     HASH_ITER(hh, table, e, tmp) {
         if (e->info.state == SHIM_FD_CONNECTED &&
             sd_addr_equal((const struct sockaddr *)&e->info.local,
@@ -159,7 +188,7 @@ int shim_fdtable_find_by_names(const struct sockaddr_storage *local,
             break;
         }
     }
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return found;
 }
 
@@ -167,10 +196,10 @@ void shim_fdtable_set_inline_only(const struct shim_fd_key *key)
 {
     struct shim_fd_entry *e;
 
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     if ((e = find_key(key)) != NULL)
         e->info.io.inline_only = 1;
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
 }
 
 int shim_fdtable_take_error(int fd)
@@ -182,7 +211,7 @@ int shim_fdtable_take_error(int fd)
         return -1;
     err = e->info.pending_error;
     e->info.pending_error = 0;
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return err;
 }
 
@@ -203,7 +232,7 @@ int shim_fdtable_set_opt(int fd, int level, int name, int value)
     } else {
         rc = -ENOSPC;
     }
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return rc;
 }
 
@@ -220,7 +249,7 @@ int shim_fdtable_get_opt(int fd, int level, int name, int *value)
             rc = 0;
         }
     }
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
     return rc;
 }
 
@@ -228,7 +257,7 @@ void shim_fdtable_tunnel_ended(const struct shim_fd_key *key, int err)
 {
     struct shim_fd_entry *e;
 
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     e = find_key(key);
     if (e && err == 0) {
         remove_entry(e);
@@ -238,7 +267,7 @@ void shim_fdtable_tunnel_ended(const struct shim_fd_key *key, int err)
         e->engine_fd = -1;
         trim_lost();
     }
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
 }
 
 int shim_fdtable_count(void) { return atomic_load(&table_count); }
@@ -260,15 +289,15 @@ void shim_fdtable_atfork_child(void)
             close(e->engine_fd);
         e->engine_fd = -1;
     }
-    pthread_mutex_unlock(&table_lock);
+    pthread_mutex_unlock(&table_lock); /* taken by atfork_prepare */
 }
 
 void shim_fdtable_clear(void)
 {
     struct shim_fd_entry *e, *tmp;
 
-    pthread_mutex_lock(&table_lock);
+    table_enter();
     HASH_ITER(hh, table, e, tmp)
         remove_entry(e);
-    pthread_mutex_unlock(&table_lock);
+    table_leave();
 }

@@ -58,6 +58,10 @@ int shim_fdtable_add(int fd, int engine_fd, const struct shim_fd_info *info);
  * nothing is tunneled (no syscall). */
 int shim_fdtable_lookup(int fd, struct shim_fd_info *out);
 
+/* 1 and fd's key in *key when fd is a CONNECTED tunnel, else 0. Cheap when nothing is
+ * tunneled (no syscall); errno is kept. */
+int shim_fdtable_connected(int fd, struct shim_fd_key *key);
+
 /* The SO_ERROR of a tunneled fd: its pending error (then cleared), else 0. -1 when
  * fd is not tunneled. */
 int shim_fdtable_take_error(int fd);

@@ -113,3 +113,33 @@ get_and_check() {
     [ "$(find "$d/dst/mtree" -type f | wc -l)" -eq 1000 ]
     rm -rf "$SENV_SHARE/mtree"
 }
+
+# sent_from_program OUTPUT — "IN FED" from the shim's end-of-tunnel line: the program's
+# bytes and how many of them its own thread sent (SMBDIRECT_DIRECT_SEND).
+sent_from_program() {
+    sed -n "s/.*of the program's \([0-9]*\) bytes, \([0-9]*\) sent from its own thread.*/\1 \2/p" \
+        <<<"$1" | tail -n 1
+}
+
+@test "the program's own thread sends its requests, and the engine thread with SMBDIRECT_DIRECT_SEND=off" {
+    require_shim
+    local d counts in fed mode
+    d=$(work_dir)
+    senv_random_file "$d/src.bin" 67108864
+    for mode in on off; do
+        SMBDIRECT_DIRECT_SEND=$mode run_smb -c "put $d/src.bin direct-$mode.bin; ls; get direct-$mode.bin $d/got-$mode.bin"
+        assert_success
+        assert_same_file "$d/src.bin" "$SENV_SHARE/direct-$mode.bin"
+        assert_same_file "$d/src.bin" "$d/got-$mode.bin"
+        counts=$(sent_from_program "$output")
+        [ -n "$counts" ] || { echo "no end-of-tunnel line in: $output" >&2; return 1; }
+        read -r in fed <<<"$counts"
+        echo "$mode: $fed of $in bytes sent from the program's thread" >&3
+        if [ "$mode" = on ]; then
+            [ "$fed" -gt $((in / 2)) ]   # smbclient writes one request at a time: nearly all
+        else
+            [ "$fed" -eq 0 ] && [ "$in" -gt 0 ]
+        fi
+        rm -f "$SENV_SHARE/direct-$mode.bin"
+    done
+}

@@ -213,6 +213,120 @@ static void test_messages_cross_intact_both_ways(void **state)
     assert_true(p.a.end_err == 0 || p.b.end_err == 0);
 }
 
+/* The shim's program thread: each message's bytes in random pieces, each handed to the
+ * bridge in place first (smbd_bridge_feed, inside the loop) and what it did not take
+ * written to the stream after it. */
+struct bt_feed {
+    struct bt_flow flow;
+    struct sd_loop *loop;
+    struct smbd_bridge *bridge;
+    uint64_t fed, streamed;
+};
+
+static void *bt_feeder(void *arg)
+{
+    struct bt_feed *f = arg;
+    uint8_t *buf = malloc((8u << 20) + 4);
+    uint64_t rnd = 99;
+
+    for (int i = 0; i < f->flow.count && buf; i++) {
+        size_t len = bt_msg_size(f->flow.seed, i), off = 0;
+
+        buf[0] = 0;
+        buf[1] = (uint8_t)(len >> 16);
+        buf[2] = (uint8_t)(len >> 8);
+        buf[3] = (uint8_t)len;
+        bt_msg_fill(f->flow.seed, i, buf + 4, len);
+        while (off < len + 4) {
+            size_t piece = (size_t)(bt_rand(&rnd) % (i % 2 ? 3000 : 600000)) + 1, took;
+
+            if (piece > len + 4 - off)
+                piece = len + 4 - off;
+            sd_loop_enter(f->loop);
+            took = smbd_bridge_feed(f->bridge, &(struct iovec){ buf + off, piece }, 1);
+            sd_loop_leave(f->loop);
+            f->fed += took;
+            if (took < piece && bt_write_all(f->flow.fd, buf + off + took, piece - took) < 0) {
+                snprintf(f->flow.error, sizeof(f->flow.error), "write of message %d: %s", i,
+                         strerror(errno));
+                goto out;
+            }
+            f->streamed += piece - took;
+            off += piece;
+        }
+        f->flow.bytes += len + 4;
+    }
+out:
+    free(buf);
+    return NULL;
+}
+
+/* Bytes the shim's program thread hands to its bridge in place and bytes it writes to
+ * the stream, in any mix down to parts of a message, reach the peer as one stream: in
+ * order and intact, while the engine's own traffic (the other direction) runs. */
+static void test_bytes_fed_in_place_and_streamed_arrive_in_order(void **state)
+{
+    struct th_bridge_pair p;
+    struct bt_feed fb = { .flow = { .seed = 44, .count = 60 } };
+    struct bt_flow ra = { .seed = 44, .count = 60 };
+    struct bt_flow wa = { .seed = 55, .count = 60 };
+    struct bt_flow rb = { .seed = 55, .count = 60 };
+    struct smbd_bridge_stats st;
+    pthread_t t[4];
+
+    (void)state;
+    th_bridge_setup(&p, 0, NULL, NULL);
+    fb.flow.fd = rb.fd = p.b.app_fd;
+    ra.fd = wa.fd = p.a.app_fd;
+    fb.loop = p.loop;
+    fb.bridge = p.b.bridge;
+    assert_int_equal(pthread_create(&t[0], NULL, bt_feeder, &fb), 0);
+    assert_int_equal(pthread_create(&t[1], NULL, bt_reader, &ra), 0);
+    assert_int_equal(pthread_create(&t[2], NULL, bt_writer, &wa), 0);
+    assert_int_equal(pthread_create(&t[3], NULL, bt_reader, &rb), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    if (!ra.ok)
+        fail_msg("B -> A: %s %s", ra.error, fb.flow.error);
+    if (!rb.ok)
+        fail_msg("A -> B: %s %s", rb.error, wa.error);
+    sd_loop_enter(p.loop);
+    smbd_bridge_get_stats(p.b.bridge, &st);
+    sd_loop_leave(p.loop);
+    print_message("# %llu bytes handed over in place, %llu through the stream\n",
+                  (unsigned long long)fb.fed, (unsigned long long)fb.streamed);
+    assert_int_equal(st.stream_bytes_fed, fb.fed);
+    assert_int_equal(st.stream_bytes_in, fb.fed + fb.streamed);
+    assert_true(fb.fed > 0);
+    assert_true(fb.streamed > 0); /* both ways were taken, and mixed */
+    th_bridge_teardown(&p);
+}
+
+/* Nothing is taken in place once the writer shut its side (its write must fail as the
+ * stream's would), nor while the stream still holds bytes it wrote before. */
+static void test_nothing_fed_past_unread_bytes_or_the_writers_shutdown(void **state)
+{
+    struct th_bridge_pair p;
+    uint8_t msg[8] = { 0, 0, 0, 4, 1, 2, 3, 4 };
+    size_t took;
+
+    (void)state;
+    th_bridge_setup(&p, 0, NULL, NULL);
+    sd_loop_enter(p.loop); /* the loop cannot read the stream meanwhile */
+    assert_int_equal(write(p.b.app_fd, msg, 6), 6);
+    took = smbd_bridge_feed(p.b.bridge, &(struct iovec){ msg + 6, 2 }, 1);
+    sd_loop_leave(p.loop);
+    assert_int_equal(took, 0);
+    assert_int_equal(write(p.b.app_fd, msg + 6, 2), 2);
+    assert_int_equal(th_bridge_recv_frame(p.a.app_fd, msg, sizeof(msg), 2000), 4);
+    assert_int_equal(shutdown(p.b.app_fd, SHUT_WR), 0);
+    sd_loop_enter(p.loop);
+    took = smbd_bridge_feed(p.b.bridge, &(struct iovec){ msg, 8 }, 1);
+    sd_loop_leave(p.loop);
+    assert_int_equal(took, 0);
+    th_bridge_teardown(&p);
+}
+
 static void *bt_blast(void *arg)
 {
     struct bt_flow *f = arg;
@@ -748,6 +862,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_messages_cross_intact_both_ways),
+        cmocka_unit_test(test_bytes_fed_in_place_and_streamed_arrive_in_order),
+        cmocka_unit_test(test_nothing_fed_past_unread_bytes_or_the_writers_shutdown),
         cmocka_unit_test(test_link_killed_mid_transfer_closes_streams),
         cmocka_unit_test(test_stream_eof_disconnects_link),
         cmocka_unit_test(test_peer_close_delivers_every_byte_to_a_slow_reader),

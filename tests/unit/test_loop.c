@@ -1,6 +1,6 @@
 /* tests/unit/test_loop.c — sd_loop: fd readiness, watches changed from inside
- * callbacks, timer order and cancel, posting from another thread, stop, and the adaptive
- * busy poll. */
+ * callbacks, timer order and cancel, posting from another thread, stop, another
+ * thread's turn on the loop (sd_loop_enter/leave), and the adaptive busy poll. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -273,6 +273,95 @@ static void test_stop_from_other_thread(void **state)
     sd_loop_free(l);
 }
 
+/* Another thread's turn: while it is in, the loop dispatches nothing (an fd made
+ * readable meanwhile is only seen once it leaves); its leave runs the prepare hooks on
+ * that thread and wakes the sleeping loop for a timer armed inside, due before the loop
+ * would wake by itself (here after 3 s, since nothing else happens). */
+struct turn_state {
+    struct sd_loop *loop;
+    int pipe[2];
+    pthread_t taker;
+    int fd_calls, fd_calls_while_in, timer_fired, prepares_on_taker, stop;
+    uint64_t armed_at, fired_at;
+    int in;                     /* the other thread is between enter and leave */
+};
+
+static void turn_fd_cb(void *ctx, int revents)
+{
+    struct turn_state *s = ctx;
+    char c;
+
+    (void)revents;
+    if (__atomic_load_n(&s->in, __ATOMIC_SEQ_CST))
+        s->fd_calls_while_in++;
+    __atomic_add_fetch(&s->fd_calls, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(read(s->pipe[0], &c, 1), 1);
+}
+
+static void turn_timer_cb(void *ctx, uint64_t now)
+{
+    struct turn_state *s = ctx;
+
+    s->fired_at = now;
+    s->timer_fired++;
+    __atomic_store_n(&s->stop, 1, __ATOMIC_SEQ_CST);
+}
+
+static int turn_prepare_cb(void *ctx)
+{
+    struct turn_state *s = ctx;
+
+    if (pthread_equal(pthread_self(), s->taker))
+        s->prepares_on_taker++;
+    return 0;
+}
+
+static void *turn_taker(void *arg)
+{
+    struct turn_state *s = arg;
+
+    s->taker = pthread_self();
+    usleep(20000); /* the loop sleeps */
+    sd_loop_enter(s->loop);
+    __atomic_store_n(&s->in, 1, __ATOMIC_SEQ_CST);
+    assert_int_equal(write(s->pipe[1], "x", 1), 1);
+    usleep(30000); /* the fd is readable all this time: the loop must not run its callback */
+    __atomic_store_n(&s->in, 0, __ATOMIC_SEQ_CST);
+    sd_loop_leave(s->loop);
+    while (__atomic_load_n(&s->fd_calls, __ATOMIC_SEQ_CST) == 0)
+        usleep(1000);
+    usleep(20000); /* the loop sleeps again, with no timer */
+    sd_loop_enter(s->loop);
+    s->armed_at = sd_now_ms();
+    assert_true(sd_loop_add_timer(s->loop, s->armed_at, turn_timer_cb, s) > 0);
+    sd_loop_leave(s->loop);
+    return NULL;
+}
+
+static void test_another_threads_turn(void **state)
+{
+    struct turn_state s = { .loop = sd_loop_new() };
+    pthread_t t;
+    uint64_t end = sd_now_ms() + 5000;
+
+    (void)state;
+    assert_int_equal(pipe(s.pipe), 0);
+    assert_int_equal(sd_loop_add_fd(s.loop, s.pipe[0], SD_EV_IN, turn_fd_cb, &s), 0);
+    assert_true(sd_loop_add_prepare(s.loop, turn_prepare_cb, &s) > 0);
+    assert_int_equal(pthread_create(&t, NULL, turn_taker, &s), 0);
+    while (!__atomic_load_n(&s.stop, __ATOMIC_SEQ_CST) && sd_now_ms() < end)
+        assert_true(sd_loop_run_once(s.loop, 3000) >= 0); /* 3 s: unless an event or a wake */
+    pthread_join(t, NULL);
+    assert_int_equal(s.fd_calls, 1);
+    assert_int_equal(s.fd_calls_while_in, 0);
+    assert_int_equal(s.timer_fired, 1);
+    assert_true(s.fired_at - s.armed_at < 1000); /* woken for it, not at the 3 s wait's end */
+    assert_int_equal(s.prepares_on_taker, 2);
+    sd_loop_free(s.loop);
+    close(s.pipe[0]);
+    close(s.pipe[1]);
+}
+
 /* Prepare hooks: run before each wait, again while one reports work (bounded), and a
  * hook that deletes itself or another one from inside the pass is not run again. */
 struct prep {
@@ -469,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_timer_rearm_now_does_not_spin),
         cmocka_unit_test(test_post_from_other_thread),
         cmocka_unit_test(test_stop_from_other_thread),
+        cmocka_unit_test(test_another_threads_turn),
         cmocka_unit_test(test_prepare_hooks),
         cmocka_unit_test(test_busy_poll_off_always_sleeps),
         cmocka_unit_test(test_busy_poll_takes_an_event_without_sleeping),

@@ -225,6 +225,53 @@ void bridge_read_stream(struct smbd_bridge *b)
     }
 }
 
+/* Whether the stream has nothing unread and no EOF: then bytes the program hands over
+ * directly follow everything it wrote before. */
+static int stream_drained(const struct smbd_bridge *b)
+{
+    char c;
+
+    return recv(b->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN ||
+                                                               errno == EWOULDBLOCK);
+}
+
+size_t smbd_bridge_feed(struct smbd_bridge *b, const struct iovec *iov, int iovcnt)
+{
+    uint64_t now = sd_now_ms();
+    size_t taken = 0, off = 0;
+    int i = 0, saved = errno;
+
+    if (b->state != BRIDGE_OPEN || bridge_stream_held(b) || !stream_drained(b))
+        iovcnt = 0;
+    while (i < iovcnt && b->state == BRIDGE_OPEN && !bridge_stream_held(b)) {
+        uint8_t *dst;
+        size_t room, n;
+        int rc;
+
+        if (off == iov[i].iov_len) {
+            i++;
+            off = 0;
+            continue;
+        }
+        if ((rc = bridge_framer_space(&b->in.framer, &dst, &room)) < 0) {
+            bridge_fail(b, rc, "stream buffer: %s", strerror(-rc));
+            break;
+        }
+        n = iov[i].iov_len - off < room ? iov[i].iov_len - off : room;
+        memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
+        bridge_framer_commit(&b->in.framer, n);
+        b->in.bytes += n;
+        b->in.fed += n;
+        taken += n;
+        off += n;
+        bridge_send_buffered(b, now);
+    }
+    if (iovcnt > 0)
+        bridge_sync(b);
+    errno = saved;
+    return taken;
+}
+
 static void bridge_retry_cb(void *ctx, uint64_t now)
 {
     struct smbd_bridge *b = ctx;

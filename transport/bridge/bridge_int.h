@@ -117,7 +117,8 @@ struct bridge_in {
         size_t len;
     } unsent;
     int64_t retry_timer;    /* armed while a message or the channel waits for memory */
-    uint64_t bytes;         /* read from the stream */
+    uint64_t bytes;         /* read from the stream, or fed (smbd_bridge_feed) */
+    uint64_t fed;           /* ... of which fed */
 };
 
 struct smbd_bridge {

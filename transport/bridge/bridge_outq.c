@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "bridge_pool.h"
+#include "sd_libc.h"
 
 void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 {
@@ -115,7 +116,7 @@ ssize_t bridge_outq_write(struct bridge_outq *q, int fd)
             if (bridge_buf_len(&s->buf) > 0)
                 iov[mh.msg_iovlen++] =
                     (struct iovec){ bridge_buf_head(&s->buf), bridge_buf_len(&s->buf) };
-        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        n = sd_libc()->sendmsg(fd, &mh, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

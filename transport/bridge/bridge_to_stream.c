@@ -13,6 +13,7 @@
 
 #include "bridge_int.h"
 #include "bridge_pool.h"
+#include "sd_libc.h"
 
 void bridge_flush(struct smbd_bridge *b)
 {
@@ -34,7 +35,7 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
     ssize_t n;
 
     do
-        n = sendmsg(b->fd, &mh, MSG_NOSIGNAL);
+        n = sd_libc()->sendmsg(b->fd, &mh, MSG_NOSIGNAL);
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
         bridge_fail(b, -errno, "stream write: %s", strerror(errno));

@@ -81,6 +81,7 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     smbd_conn_get_stats(b->conn, &st->smbd);
     smbd_conn_query(b->conn, &st->params);
     st->stream_bytes_in = b->in.bytes;
+    st->stream_bytes_fed = b->in.fed;
     st->stream_bytes_out = b->out.bytes;
     if (b->chan)
         bridge_chan_get_stats(b->chan, &st->chan);

@@ -19,6 +19,7 @@ struct smbd_bridge_stats {
     struct bridge_chan_stats chan;   /* the READ/WRITE channel's (zero when off) */
     struct smbd_params params;       /* negotiated values and current credits (3.1.4.7) */
     uint64_t stream_bytes_in, stream_bytes_out;
+    uint64_t stream_bytes_fed;       /* of stream_bytes_in: handed over by smbd_bridge_feed */
     const char *reason;              /* one line: why the bridge ended (valid in on_end;
                                         NULL from smbd_bridge_get_stats) */
 };
@@ -57,6 +58,16 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
  * While the bridge flushes what the peer delivered before it closed, the bridge fails
  * (nobody will read the rest). Loop thread. */
 void smbd_bridge_finish(struct smbd_bridge *b);
+
+/* The stream's writer hands its bytes to the bridge itself, on its own thread (the shim's
+ * write interposers: the program's request then leaves without a wake-up of the loop
+ * thread). They go where bytes read from the stream go, as if read, when the bridge
+ * reads its stream now (OPEN, not held back by a full send queue or a wait for memory)
+ * and the stream holds nothing unread and no EOF, so they follow whatever was written
+ * there before. Returns how many were taken, a prefix of iov (0: none); the rest must
+ * be written to the stream as usual, after them. errno is kept. Between sd_loop_enter
+ * and sd_loop_leave on the bridge's loop. */
+size_t smbd_bridge_feed(struct smbd_bridge *b, const struct iovec *iov, int iovcnt);
 
 /* The counters of a live bridge, now (the relay's --status). Loop thread. */
 void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st);

@@ -58,6 +58,7 @@ enum sd_setting_id {
     SD_SET_STATUS_SOCKET,
     SD_SET_LOOPS,
     SD_SET_BUSY_POLL,
+    SD_SET_DIRECT_SEND,
     SD_SET_COUNT
 };
 
@@ -139,6 +140,7 @@ struct sd_settings {
     char status_socket[SD_PATH_MAX];
     uint32_t loops; /* 0: one per CPU the relay may run on */
     uint32_t busy_poll_us;
+    int direct_send; /* the shim: the program's thread sends its own requests */
 };
 
 /* s = every default of prog. */

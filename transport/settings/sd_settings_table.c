@@ -16,6 +16,7 @@
 static const char *const transports[] = { "auto", "rdma", "soft", "tcp", NULL };
 static const char *const fallbacks[] = { "tcp", "none", NULL };
 static const char *const crc_choices[] = { "0", "1", NULL };
+static const char *const off_on[] = { "off", "on", NULL };
 
 const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
     [SD_SET_TRANSPORT] = {
@@ -226,4 +227,12 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "the next event without sleeping, adapted to how soon events come: an answer "
                 "that comes within it is taken without a sleep and a wake-up (the latency of "
                 "small requests), at the cost of that CPU time; 0: always sleep" },
+    [SD_SET_DIRECT_SEND] = {
+        .env = "SMBDIRECT_DIRECT_SEND", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
+        .choices = off_on, .def = SAME("on"),
+        .help = "on: the program's own write or send on a tunnel frames and posts its SMB2 "
+                "requests itself, so a request leaves without waking the engine thread (and "
+                "a large WRITE is copied once, not through the socketpair); it falls back to "
+                "the socketpair whenever the engine is still busy with earlier bytes or "
+                "holds the tunnel back (credits, memory); off: always the socketpair" },
 };

@@ -39,7 +39,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 {
     while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t w = sd_libc()->send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) {
             p += w;
             n -= (size_t)w;

@@ -76,7 +76,7 @@ int sd_soft_pending_read(struct sd_soft_pending *p, const char **why)
  * buffer: it goes out whole or the connection is broken. */
 static int send_frame(int fd, const uint8_t *frame, size_t len)
 {
-    ssize_t w = send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t w = sd_libc()->send(fd, frame, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
     if (w == (ssize_t)len)
         return 0;

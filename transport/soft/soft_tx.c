@@ -5,6 +5,7 @@
  * the caller's buffers, never copied, except when a failure cuts an FPDU in half. */
 #include "soft_qp.h"
 #include "log.h"
+#include "sd_libc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -318,7 +319,7 @@ static int tx_write(struct sd_qp *qp)
     struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
     ssize_t w;
     do
-        w = sendmsg(qp->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        w = sd_libc()->sendmsg(qp->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     while (w < 0 && errno == EINTR);
     if (w < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -421,7 +422,7 @@ void sd_soft_tx_abort(struct sd_qp *qp, const uint8_t *term, size_t term_len,
 int sd_soft_tx_drain_tail(struct sd_qp *qp)
 {
     while (qp->tail_off < qp->tail_len) {
-        ssize_t w = send(qp->fd, qp->tail + qp->tail_off, qp->tail_len - qp->tail_off,
+        ssize_t w = sd_libc()->send(qp->fd, qp->tail + qp->tail_off, qp->tail_len - qp->tail_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && errno == EINTR)
             continue;

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -53,10 +54,9 @@ void sd_verbs_async_unwatch(struct sd_qp *qp)
 static void mark(struct sd_qp *q, enum ibv_event_type event)
 {
     int none = 0;
-    uint64_t one = 1;
 
     if (atomic_compare_exchange_strong(&q->async_lost, &none, (int)event + 1) &&
-        write(q->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        eventfd_write(q->wake_fd, 1) < 0 && errno != EAGAIN)
         sd_debug("verbs: cannot wake a connection: %s", strerror(errno));
 }
 

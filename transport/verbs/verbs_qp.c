@@ -61,9 +61,7 @@ static struct sd_verbs_wr ring_retire(struct sd_verbs_ring *r, uint32_t index)
 
 static void wake(struct sd_qp *qp)
 {
-    uint64_t one = 1;
-
-    if (write(qp->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+    if (eventfd_write(qp->wake_fd, 1) < 0 && errno != EAGAIN)
         sd_warn("verbs: eventfd write failed: %s", strerror(errno));
 }
 
