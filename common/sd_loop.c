@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,7 +492,7 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
         if (whole)
             spin = (uint64_t)wait * 1000;
         while ((n = epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, 0)) == 0 && sd_now_us() - t0 < spin)
-            ;
+            sched_yield();
         if (n > 0)
             l->poll.hits++;
         else if (n == 0)

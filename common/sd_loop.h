@@ -53,7 +53,8 @@ void sd_loop_enter(struct sd_loop *l);
 void sd_loop_leave(struct sd_loop *l);
 
 /* Busy polling: before a wait that would sleep, the loop looks for events without
- * sleeping for up to a budget of microseconds, so an answer that comes soon after a
+ * sleeping (yielding the CPU to any other runnable thread between looks) for up to a
+ * budget of microseconds, so an answer that comes soon after a
  * request is taken without the thread going to sleep and being woken (on a virtual
  * machine, where an idle CPU halts, that costs far more than the poll). The budget
  * adapts to how long events take to come: it rises to twice a wait that ended within
