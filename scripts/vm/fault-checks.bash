@@ -120,20 +120,24 @@ fault_relay_suite_start() {
 }
 
 # fault_relay_check FAULTED OTHER LABEL CAUSE_REGEX FAULT_CMD... — FAULTED and OTHER are siw|rxe:
-# both clients start, FAULT_CMD hits FAULTED's device a few MiB in; FAULTED's client must exit
+# both clients start (FAULTED's getting the file four times over), FAULT_CMD hits FAULTED's
+# device a few MiB in; FAULTED's client must exit
 # with an error within the bound, the relay must have closed that client's connection with a log
 # line matching CAUSE_REGEX, OTHER's client must get the whole file intact, and the relay must
 # still run. (Client and relay share the device inside the VM, so the relay may learn of the
 # fault from the device or from the client's side going away first: CAUSE_REGEX allows both.)
 fault_relay_check() {
-    local faulted=$1 other=$2 label=$3 cause=$4 d fpid opid t0 t1 rc=0 orc=0 conn
+    local faulted=$1 other=$2 label=$3 cause=$4 d fpid opid t0 t1 rc=0 orc=0 conn gets
     local faddr=$VM_SIW_IP oaddr=$VM_SIW_IP
     shift 4
     [ "$faulted" = siw ] || faddr=$VM_RXE_IP
     [ "$other" = siw ] || oaddr=$VM_RXE_IP
     d=$(vm_client_tmpdir)
     cp "$SENV_RELAY_LOG" "$d/relay.before"
-    SMBDIRECT_LOG=info vm_smbclient "$faddr" rdma -N -c "get $FAULT_FILE $d/faulted.bin" \
+    # The faulted client gets the file four times over: siw's link fault reaches a program
+    # 2-8 s after it, and one 64 MiB get can be over by then.
+    gets="get $FAULT_FILE $d/faulted.bin;"
+    SMBDIRECT_LOG=info vm_smbclient "$faddr" rdma -N -c "$gets $gets $gets $gets" \
         >"$d/faulted.out" 2>&1 &
     fpid=$!
     SMBDIRECT_LOG=info vm_smbclient "$oaddr" rdma -N -c "get $FAULT_FILE $d/other.bin" \
