@@ -4,7 +4,8 @@
  * CRC and the Appendix A header. Checked: no crash or sanitizer report; a frame the
  * responder accepts yields IRD/ORD within SD_SOFT_MAX_RD and private data inside the
  * frame; a reply the initiator accepts does too.
- * fuzz-sources: common/log.c transport/soft/soft_mpa.c transport/soft/soft_wire.c
+ * fuzz-sources: common/log.c common/sd_libc.c transport/soft/soft_mpa.c
+ * fuzz-sources: transport/soft/soft_wire.c
  * fuzz-sources: transport/soft/soft_crc32c.c transport/sd_irdord.c */
 #include <stdint.h>
 #include <stdlib.h>
