@@ -235,7 +235,9 @@ await_log() {
 }
 
 @test "relay ops: --loops 3 spreads six live sessions two to a loop; each moves its data, the drain waits for all" {
-    start --loops 3 --drain-time 20
+    # the drain must outlast six 64 MiB gets at once on a slow, loaded machine (ASan): under
+    # a busy host they once took more than 20 s
+    start --loops 3 --drain-time 60
     local i pid
     for i in 1 2 3 4 5 6; do session "s$i" $((i % 2 ? 4 : 6)) "get big $W/a$i" @go "get big $W/b$i"; done
     for i in 1 2 3 4 5 6; do got "a$i"; done
@@ -247,7 +249,7 @@ await_log() {
     [ "$(status 'all(c["state"] == "bridged" and c["rdma_write_bytes"] == 67108864 for c in connections)')" = True ]
     pid=$(cat "$SENV_DIR/relay.pid")
     kill -TERM "$pid"
-    await_log "relay: Terminated, not accepting; waiting up to 20 s for 6 connections to end"
+    await_log "relay: Terminated, not accepting; waiting up to 60 s for 6 connections to end"
     touch "$W/go"
     for i in 1 2 3 4 5 6; do session_end "s$i"; got "b$i"; done
     for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
