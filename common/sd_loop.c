@@ -300,6 +300,19 @@ void sd_loop_cancel_timer(struct sd_loop *l, int64_t id)
     free(t);
 }
 
+int sd_loop_rearm_timer(struct sd_loop *l, int64_t id, uint64_t at_ms)
+{
+    struct loop_timer *t;
+
+    HASH_FIND(hh, l->timers_by_id, &id, sizeof(id), t);
+    if (!t)
+        return -ENOENT;
+    t->at_ms = at_ms;
+    heap_up(l, t->heap_index);
+    heap_down(l, t->heap_index);
+    return 0;
+}
+
 /* Fires the timers due at now that existed before this call (a timer a callback arms
  * for "now" waits for the next round, so re-arming cannot spin). */
 static int run_timers(struct sd_loop *l, uint64_t now)

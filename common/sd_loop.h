@@ -25,10 +25,13 @@ int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx
 int sd_loop_mod_fd(struct sd_loop *l, int fd, int events);
 int sd_loop_del_fd(struct sd_loop *l, int fd);
 
-/* One-shot timer at absolute time at_ms; re-arming an id replaces it. Returns an id
- * (> 0) or -errno; sd_loop_cancel_timer ignores unknown ids. */
+/* One-shot timer at absolute time at_ms. Returns an id (> 0) or -errno;
+ * sd_loop_cancel_timer ignores unknown ids. sd_loop_rearm_timer moves an armed timer to
+ * at_ms without allocating (a timer made far ahead can be brought forward when memory is
+ * short): 0, or -ENOENT when id is not armed. */
 int64_t sd_loop_add_timer(struct sd_loop *l, uint64_t at_ms, sd_timer_cb cb, void *ctx);
 void sd_loop_cancel_timer(struct sd_loop *l, int64_t id);
+int sd_loop_rearm_timer(struct sd_loop *l, int64_t id, uint64_t at_ms);
 
 /* Prepare hooks: cb(ctx) runs on the loop thread before each wait for events, so work
  * that this round's callbacks queued (e.g. requests posted to an RDMA provider) is

@@ -182,6 +182,33 @@ static void test_timer_cancel(void **state)
     sd_loop_free(l); /* frees nothing pending: no leak under ASan */
 }
 
+/* A timer made far ahead and brought forward fires then, in its new place among the
+ * others; one moved out of the way fires last; an id not armed is refused. */
+static void test_timer_brought_forward(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct timer_log log = { .loop = l };
+    struct timer_arg a = { &log, 1 }, b = { &log, 2 }, c = { &log, 3 };
+    uint64_t now = sd_now_ms();
+    int64_t ida, idb, idc;
+
+    (void)state;
+    ida = sd_loop_add_timer(l, UINT64_MAX, timer_log_cb, &a);
+    idb = sd_loop_add_timer(l, now + 20, timer_log_cb, &b);
+    idc = sd_loop_add_timer(l, now, timer_log_cb, &c);
+    assert_true(ida > 0 && idb > 0 && idc > 0);
+    assert_int_equal(sd_loop_rearm_timer(l, ida, now + 10), 0);
+    assert_int_equal(sd_loop_rearm_timer(l, idc, now + 40), 0);
+    assert_int_equal(sd_loop_rearm_timer(l, 999999, now), -ENOENT);
+    run_until(l, &log.n, 3, 2000);
+    assert_int_equal(log.n, 3);
+    assert_int_equal(log.order[0], 1);
+    assert_int_equal(log.order[1], 2);
+    assert_int_equal(log.order[2], 3);
+    assert_int_equal(sd_loop_rearm_timer(l, ida, now), -ENOENT); /* fired: gone */
+    sd_loop_free(l);
+}
+
 /* A timer re-armed for "now" from its own callback runs in the next round, not in a
  * loop inside this one. */
 struct rearm {
@@ -555,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_del_from_callback_skips_pending_event),
         cmocka_unit_test(test_timers_fire_in_time_order),
         cmocka_unit_test(test_timer_cancel),
+        cmocka_unit_test(test_timer_brought_forward),
         cmocka_unit_test(test_timer_rearm_now_does_not_spin),
         cmocka_unit_test(test_post_from_other_thread),
         cmocka_unit_test(test_stop_from_other_thread),

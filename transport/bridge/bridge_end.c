@@ -101,6 +101,12 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     free(b);
 }
 
+int bridge_end_reserve(struct smbd_bridge *b)
+{
+    b->end_timer = sd_loop_add_timer(b->loop, UINT64_MAX, bridge_end_cb, b);
+    return b->end_timer < 0 ? (int)b->end_timer : 0;
+}
+
 /* Both ends: the state, the first reason, the end scheduled on the loop. */
 static void bridge_schedule_end(struct smbd_bridge *b, enum bridge_state final, int err,
                                 const char *fmt, va_list ap)
@@ -112,9 +118,7 @@ static void bridge_schedule_end(struct smbd_bridge *b, enum bridge_state final, 
     if (b->watched >= 0)
         sd_loop_del_fd(b->loop, b->fd);
     b->watched = -1;
-    b->end_timer = sd_loop_add_timer(b->loop, 0, bridge_end_cb, b);
-    if (b->end_timer < 0) /* cannot defer: the loop is out of memory; end on the close timer */
-        sd_error("bridge: cannot schedule the end: %s", strerror((int)-b->end_timer));
+    sd_loop_rearm_timer(b->loop, b->end_timer, 0); /* made by bridge_end_reserve */
     /* What the program sent cannot be carried: say why and what to do. Link losses
      * were logged by the engine already. */
     if (err == -EPROTO || err == -EMSGSIZE)

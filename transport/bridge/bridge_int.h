@@ -142,7 +142,8 @@ struct smbd_bridge {
     struct smb2_pending pending; /* client role: the program's requests not answered yet */
     int64_t half_close_timer; /* HALF_CLOSED, FINISHED: BRIDGE_HALF_CLOSE_MS */
     int64_t close_timer;    /* DISCONNECTING: BRIDGE_CLOSE_MS */
-    int64_t end_timer;      /* CLOSED, FAILED: the end, on the loop */
+    int64_t end_timer;      /* the end, made at start far ahead (bridge_end_reserve) and
+                               brought forward at CLOSED, FAILED: ending needs no memory */
     int end_err;            /* ... for on_end */
     char end_reason[256];
     bridge_end_fn on_end;
@@ -204,6 +205,9 @@ void bridge_mem_wait(struct smbd_bridge *b, uint64_t now);
 int bridge_host_take_message(void *ctx, uint8_t **mem, size_t *cap);
 
 /* ---- bridge_end.c: how the bridge ends ---- */
+
+/* At start: makes the timer that will end the bridge (0, or -ENOMEM). */
+int bridge_end_reserve(struct smbd_bridge *b);
 
 /* The two ends, each recording the first reason and ending the bridge from the loop,
  * outside engine calls; later calls are ignored. bridge_fail: a failure (err < 0), the

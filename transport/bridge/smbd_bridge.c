@@ -273,7 +273,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                          BRIDGE_FRAMER_MAX_MSG
                                             ? p.neg.max_fragmented_send_size
                                             : BRIDGE_FRAMER_MAX_MSG);
-    if (rc < 0)
+    if (rc < 0 || bridge_end_reserve(b) < 0)
         goto fail;
     smbd_conn_set_send_low_water(b->conn, BRIDGE_SEND_LOW);
     smbd_link_set_upper(link, &bridge_upper, b);
@@ -289,6 +289,8 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
 
 fail:
     if (b && b->link) {
+        if (b->end_timer > 0)
+            sd_loop_cancel_timer(loop, b->end_timer);
         bridge_chan_free(b->chan);
         bridge_pool_unref();
     }
