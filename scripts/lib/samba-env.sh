@@ -290,3 +290,14 @@ senv_busy_ticks() {
 
 # senv_rate BYTES START END — prints MiB/s.
 senv_rate() { awk -v b="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.1f", b / 1048576 / (e - s) }'; }
+
+# senv_paired_ratio "A1 A2 ..." "B1 B2 ..." — prints the median of Ai / Bi as "0.00x": one ratio
+# per benchmark round whose paths ran back to back, so the machine's drift over the rounds
+# cancels.
+senv_paired_ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        n = split(a, x, " "); split(b, y, " ")
+        for (i = 1; i <= n; i++) r[i] = x[i] / y[i]
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && r[j - 1] > r[j]; j--) { t = r[j]; r[j] = r[j - 1]; r[j - 1] = t }
+        printf "%.2fx", n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2 }'
+}
