@@ -188,24 +188,26 @@ static void test_timer_brought_forward(void **state)
 {
     struct sd_loop *l = sd_loop_new();
     struct timer_log log = { .loop = l };
-    struct timer_arg a = { &log, 1 }, b = { &log, 2 }, c = { &log, 3 };
+    struct timer_arg args[3];
     uint64_t now = sd_now_ms();
-    int64_t ida, idb, idc;
+    const uint64_t at[3] = { UINT64_MAX, now + 20, now };
+    int64_t id[3];
 
     (void)state;
-    ida = sd_loop_add_timer(l, UINT64_MAX, timer_log_cb, &a);
-    idb = sd_loop_add_timer(l, now + 20, timer_log_cb, &b);
-    idc = sd_loop_add_timer(l, now, timer_log_cb, &c);
-    assert_true(ida > 0 && idb > 0 && idc > 0);
-    assert_int_equal(sd_loop_rearm_timer(l, ida, now + 10), 0);
-    assert_int_equal(sd_loop_rearm_timer(l, idc, now + 40), 0);
+    for (int i = 0; i < 3; i++) {
+        args[i] = (struct timer_arg){ &log, i + 1 };
+        id[i] = sd_loop_add_timer(l, at[i], timer_log_cb, &args[i]);
+        assert_true(id[i] > 0);
+    }
+    assert_int_equal(sd_loop_rearm_timer(l, id[0], now + 10), 0);
+    assert_int_equal(sd_loop_rearm_timer(l, id[2], now + 40), 0);
     assert_int_equal(sd_loop_rearm_timer(l, 999999, now), -ENOENT);
     run_until(l, &log.n, 3, 2000);
     assert_int_equal(log.n, 3);
     assert_int_equal(log.order[0], 1);
     assert_int_equal(log.order[1], 2);
     assert_int_equal(log.order[2], 3);
-    assert_int_equal(sd_loop_rearm_timer(l, ida, now), -ENOENT); /* fired: gone */
+    assert_int_equal(sd_loop_rearm_timer(l, id[0], now), -ENOENT); /* fired: gone */
     sd_loop_free(l);
 }
 
