@@ -273,6 +273,18 @@ senv_random_file() {
     head -c "$2" /dev/urandom >"$1"
 }
 
+# senv_small_tree DIR N — N files of 1-8 KiB of random bytes under DIR, in folders of
+# 100 (d0, d1, ...), like a source tree.
+senv_small_tree() {
+    local i d
+    mkdir -p "$1"
+    for ((i = 0; i < $2; i++)); do
+        d=$1/d$((i / 100))
+        [ -d "$d" ] || mkdir "$d"
+        head -c $((1024 + RANDOM % 7169)) /dev/urandom >"$d/f$i"
+    done
+}
+
 # senv_sha256 PATH — prints the file's sha256 hex digest.
 senv_sha256() { sha256sum "$1" | cut -d' ' -f1; }
 
