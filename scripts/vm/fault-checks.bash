@@ -1,6 +1,7 @@
 # scripts/vm/fault-checks.bash — real fabric faults in the middle of a transfer, for
-# tests/vm/faults_*.bats: smbclient through the shim on verbs gets a 64 MiB file from ksmbd while
-# the test takes the device's network link down, removes the RDMA device or stops ksmbd; and for
+# tests/vm/faults_*.bats: smbclient through the shim on verbs gets a 64 MiB file from ksmbd (four
+# times over) while the test takes the device's network link down, removes the RDMA device or
+# stops ksmbd; and for
 # tests/vm/two_devices.bats, the same faults under a relay serving clients on two devices. The
 # program must get an error within FAULT_BOUND_S seconds (the RDMA events arrive at once; the
 # SMB Direct keepalive's 120 s is not good enough), the shim's log must name the cause, nothing
@@ -60,10 +61,13 @@ fault_within() {
 # have arrived, runs FAULT_CMD, and asserts the bound and that the client's output matches
 # CAUSE_REGEX (extended grep). Notes how long the program took to see the error.
 fault_check() {
-    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0
+    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0 gets
     shift 3
     d=$(vm_client_tmpdir)
-    SMBDIRECT_LOG=info vm_smbclient_ksmbd "$addr" rdma -c "get $FAULT_FILE $d/got.bin" \
+    # The file four times over, as the relay's check does: a fault reaches the program up to
+    # 2.8 s after it, and on a fast host one 64 MiB get (28 MiB/s) can be over by then.
+    gets="get $FAULT_FILE $d/got.bin;"
+    SMBDIRECT_LOG=info vm_smbclient_ksmbd "$addr" rdma -c "$gets $gets $gets $gets" \
         >"$d/out" 2>&1 &
     pid=$!
     fault_wait_started "$d/got.bin" "$pid" || { kill -9 "$pid" 2>/dev/null; cat "$d/out"; return 1; }
