@@ -285,6 +285,28 @@ senv_small_tree() {
     done
 }
 
+# senv_tree_cmd put|get LOCAL REMOTE — the smbclient commands that copy the tree of
+# directory LOCAL to the share's new directory REMOTE (put, mput), or the share's REMOTE into
+# directory LOCAL (get, mget), recursively and without prompting.
+senv_tree_cmd() {
+    if [ "$1" = put ]; then
+        echo "prompt off; recurse on; mkdir $3; cd $3; lcd $2; mput *"
+    else
+        echo "prompt off; recurse on; cd $3; lcd $2; mget *"
+    fi
+}
+
+# senv_check_counts NAME... — each named variable, when set, is a whole number from 1; else
+# prints which one is not and returns 1.
+senv_check_counts() {
+    local knob
+    for knob in "$@"; do
+        case ${!knob:-1} in
+            '' | *[!0-9]* | 0*) echo "$knob='${!knob}' is invalid: use a whole number from 1"; return 1 ;;
+        esac
+    done
+}
+
 # senv_sha256 PATH — prints the file's sha256 hex digest.
 senv_sha256() { sha256sum "$1" | cut -d' ' -f1; }
 

@@ -1,8 +1,7 @@
 # scripts/vm/fault-checks.bash — real fabric faults in the middle of a transfer, for
 # tests/vm/faults_*.bats: smbclient through the shim on verbs gets a 64 MiB file from ksmbd (four
 # times over) while the test takes the device's network link down, removes the RDMA device or
-# stops ksmbd; and for
-# tests/vm/two_devices.bats, the same faults under a relay serving clients on two devices. The
+# stops ksmbd; and for tests/vm/two_devices.bats, the same faults under a relay serving clients on two devices. The
 # program must get an error within FAULT_BOUND_S seconds (the RDMA events arrive at once; the
 # SMB Direct keepalive's 120 s is not good enough), the shim's log must name the cause, nothing
 # may hang or crash; afterwards the path is restored and a new session moves data again.
@@ -28,6 +27,11 @@ fault_suite_start() {
     vm_rdma_add "$1" >/dev/null && vm_ksmbd_start && ksmbd_seed_share &&
         senv_random_file "$KSMBD_SHARE/$FAULT_FILE" $((64 * 1024 * 1024))
 }
+
+# fault_get_cmd PATH — smbclient commands that get the fault file to PATH four times over: a
+# fault reaches a program up to 2.8 s after it (2-8 s for siw's link fault through the relay),
+# and on a fast host one 64 MiB get (28 MiB/s) can be over by then.
+fault_get_cmd() { local g="get $FAULT_FILE $1;"; echo "$g $g $g $g"; }
 
 # fault_wait_started FILE PID — waits until FILE holds 4 MiB (60 s at most) while PID runs.
 fault_wait_started() {
@@ -61,13 +65,10 @@ fault_within() {
 # have arrived, runs FAULT_CMD, and asserts the bound and that the client's output matches
 # CAUSE_REGEX (extended grep). Notes how long the program took to see the error.
 fault_check() {
-    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0 gets
+    local addr=$1 label=$2 cause=$3 d pid t0 t1 rc=0
     shift 3
     d=$(vm_client_tmpdir)
-    # The file four times over, as the relay's check does: a fault reaches the program up to
-    # 2.8 s after it, and on a fast host one 64 MiB get (28 MiB/s) can be over by then.
-    gets="get $FAULT_FILE $d/got.bin;"
-    SMBDIRECT_LOG=info vm_smbclient_ksmbd "$addr" rdma -c "$gets $gets $gets $gets" \
+    SMBDIRECT_LOG=info vm_smbclient_ksmbd "$addr" rdma -c "$(fault_get_cmd "$d/got.bin")" \
         >"$d/out" 2>&1 &
     pid=$!
     fault_wait_started "$d/got.bin" "$pid" || { kill -9 "$pid" 2>/dev/null; cat "$d/out"; return 1; }
@@ -131,17 +132,14 @@ fault_relay_suite_start() {
 # still run. (Client and relay share the device inside the VM, so the relay may learn of the
 # fault from the device or from the client's side going away first: CAUSE_REGEX allows both.)
 fault_relay_check() {
-    local faulted=$1 other=$2 label=$3 cause=$4 d fpid opid t0 t1 rc=0 orc=0 conn gets
+    local faulted=$1 other=$2 label=$3 cause=$4 d fpid opid t0 t1 rc=0 orc=0 conn
     local faddr=$VM_SIW_IP oaddr=$VM_SIW_IP
     shift 4
     [ "$faulted" = siw ] || faddr=$VM_RXE_IP
     [ "$other" = siw ] || oaddr=$VM_RXE_IP
     d=$(vm_client_tmpdir)
     cp "$SENV_RELAY_LOG" "$d/relay.before"
-    # The faulted client gets the file four times over: siw's link fault reaches a program
-    # 2-8 s after it, and one 64 MiB get can be over by then.
-    gets="get $FAULT_FILE $d/faulted.bin;"
-    SMBDIRECT_LOG=info vm_smbclient "$faddr" rdma -N -c "$gets $gets $gets $gets" \
+    SMBDIRECT_LOG=info vm_smbclient "$faddr" rdma -N -c "$(fault_get_cmd "$d/faulted.bin")" \
         >"$d/faulted.out" 2>&1 &
     fpid=$!
     SMBDIRECT_LOG=info vm_smbclient "$oaddr" rdma -N -c "get $FAULT_FILE $d/other.bin" \
