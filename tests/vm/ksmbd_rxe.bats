@@ -29,6 +29,10 @@ setup() {
     ksmbd_check_ls_get_put "$VM_RXE_IP" rdma
 }
 
+@test "smbclient + shim, verbs on rxe -> ksmbd: small requests read no idle event fd (strace: at most 40 reads or writes fail with EAGAIN over 40 allinfo)" {
+    ksmbd_check_no_idle_reads "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
+}
+
 @test "smbclient + shim, verbs on rxe -> ksmbd: 16 MiB get rate" {
     ksmbd_check_get_rate "$VM_RXE_IP" rdma "shim verbs/rxe -> ksmbd/rxe"
 }

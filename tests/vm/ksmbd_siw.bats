@@ -69,6 +69,10 @@ teardown() { cifs_umount; }
     ksmbd_check_ls_get_put "$VM_SIW_IP" rdma
 }
 
+@test "smbclient + shim, verbs on siw -> ksmbd: small requests read no idle event fd (strace: at most 40 reads or writes fail with EAGAIN over 40 allinfo)" {
+    ksmbd_check_no_idle_reads "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
+}
+
 @test "smbclient + shim, verbs on siw -> ksmbd: 16 MiB get rate" {
     ksmbd_check_get_rate "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
 }

@@ -49,6 +49,8 @@ struct sd_qp {
     int iwarp;
     int epoll_fd;  /* fd(): completion channel + CM channel + wake_fd + the device's async fd */
     int wake_fd;   /* eventfd: readable while CONN_LOST waits to be polled */
+    int events_hinted;  /* the owner reports epoll_fd's readiness (sd_verbs_readable) */
+    int events_drained; /* progress() read what was ready since the last report */
     int connected; /* ESTABLISHED seen and no disconnect started */
     int lost;      /* connection gone: everything flushes, then CONN_LOST */
     int lost_reported;
@@ -138,6 +140,7 @@ sd_post_read_fn sd_verbs_post_read;
 sd_fd_fn sd_verbs_fd;
 sd_poll_events_fn sd_verbs_poll_events;
 sd_progress_fn sd_verbs_progress;
+sd_readable_fn sd_verbs_readable;
 sd_poll_cq_fn sd_verbs_poll_cq;
 sd_disconnect_fn sd_verbs_disconnect;
 sd_destroy_fn sd_verbs_destroy;

@@ -24,6 +24,7 @@ const struct sd_provider_ops sd_verbs_provider = {
     .poll_events = sd_verbs_poll_events,
     .progress = sd_verbs_progress,
     .poll_cq = sd_verbs_poll_cq,
+    .readable = sd_verbs_readable,
     .disconnect = sd_verbs_disconnect,
     .destroy = sd_verbs_destroy,
 };

@@ -428,30 +428,65 @@ static void drain_cm_events(struct sd_qp *qp)
     }
 }
 
-int sd_verbs_progress(struct sd_qp *qp)
+/* The completion channel's event: acknowledged, and the CQ re-armed before the caller
+ * polls, so nothing arriving after the poll is missed. One read takes the one event an
+ * armed CQ raises; another would keep the channel readable for the next progress(). */
+static int take_cq_event(struct sd_qp *qp)
 {
     struct ibv_cq *cq;
     void *ctx;
-    unsigned int events = 0;
-    uint64_t v;
-    int rc = 0;
+    int rc;
 
-    drain_cm_events(qp);
-    sd_verbs_async_progress(qp, 0);
-    while (ibv_get_cq_event(qp->comp_channel, &cq, &ctx) == 0)
-        events++;
-    if (events) {
-        ibv_ack_cq_events(qp->cq, events);
-        /* Re-arm before the caller polls, so nothing arriving after the poll is missed. */
-        rc = ibv_req_notify_cq(qp->cq, 0);
-        if (rc) {
-            sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "cannot re-arm the completion queue");
-            rc = -rc;
-        }
+    if (ibv_get_cq_event(qp->comp_channel, &cq, &ctx) != 0)
+        return 0;
+    ibv_ack_cq_events(qp->cq, 1);
+    if ((rc = ibv_req_notify_cq(qp->cq, 0)) != 0) {
+        sd_verbs_qp_set_lost(qp, SD_WC_FATAL, "cannot re-arm the completion queue");
+        return -rc;
     }
-    if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-        rc = -errno;
+    return 0;
+}
+
+/* Reads only what epoll_fd reports ready (a CM event, a device event, the completion
+ * channel, the wake fd), and nothing at all while the owner's readiness reports
+ * (sd_verbs_readable) say it is drained: a request posted from the program's thread then
+ * costs no read of four idle fds, and its completions are polled from the CQ alone. */
+int sd_verbs_progress(struct sd_qp *qp)
+{
+    struct epoll_event ev[6];
+    uint64_t v;
+    int n, rc = 0;
+
+    if (qp->epoll_fd < 0 || (qp->events_hinted && qp->events_drained))
+        return 0;
+    n = epoll_wait(qp->epoll_fd, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0);
+    if (n < 0)
+        return errno == EINTR ? 0 : -errno;
+    qp->events_drained = 1;
+    for (int i = 0; i < n; i++) {
+        int fd = ev[i].data.fd;
+
+        if (fd == qp->cm_channel->fd) {
+            drain_cm_events(qp);
+        } else if (fd == qp->comp_channel->fd) {
+            int err = take_cq_event(qp);
+
+            rc = err ? err : rc;
+        } else if (fd == qp->wake_fd) { /* a loss to report, or a device event marked us */
+            if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+                rc = -errno;
+            sd_verbs_async_progress(qp, 0);
+        } else if (fd == qp->id->verbs->async_fd) {
+            sd_verbs_async_progress(qp, 0);
+        } /* the flush timer is read by poll_cq (flush_wait_over) */
+    }
     return rc;
+}
+
+void sd_verbs_readable(struct sd_qp *qp)
+{
+    qp->events_hinted = 1;
+    qp->events_drained = 0;
 }
 
 /* Statuses a link gone down produces before its PORT_ERR (rxe: a send to a netdev going
