@@ -148,14 +148,16 @@ vm_wait_rdma_listen() {
 # vm_smbclient ADDR VIA [smbclient args...] — smbclient against //ADDR/share, 120 s at most, as
 # the unprivileged client user (vm_as_client). VIA: tcp (no shim), or soft|rdma: through the
 # shim with that SMBDIRECT_TRANSPORT and no TCP fallback, so a run that did not use SMB Direct
-# fails.
+# fails. With VM_SMBCLIENT_WRAP (words, split on blanks) in the environment, the client runs under
+# that command, e.g. strace.
 vm_smbclient() {
-    local addr=$1 via=$2; shift 2
+    local addr=$1 via=$2 wrap; shift 2
     local cmd=(smbclient "//$addr/share" -m SMB3 "$@")
+    read -ra wrap <<<"${VM_SMBCLIENT_WRAP:-}"
     case "$via" in
-        tcp) vm_as_client timeout 120 "${cmd[@]}" ;;
+        tcp) vm_as_client timeout 120 "${wrap[@]}" "${cmd[@]}" ;;
         soft|rdma) SMBDIRECT_TRANSPORT=$via SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
-                   vm_as_client timeout 120 "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
+                   vm_as_client timeout 120 "${wrap[@]}" "$VM_BUILD/smbdirect" "${cmd[@]}" ;;
         *) echo "vm_smbclient: unknown path $via" >&2; return 2 ;;
     esac
 }

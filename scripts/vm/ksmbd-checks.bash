@@ -55,14 +55,6 @@ ksmbd_check_get_rate() {
     rm -rf "$d"
 }
 
-# ksmbd_failed_calls_session OUT ADDR VIA CMDS — one smbclient session through the shim running
-# CMDS under strace, which writes the reads and writes that failed to OUT.
-ksmbd_failed_calls_session() {
-    SMBDIRECT_TRANSPORT=$3 SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=info \
-        vm_as_client timeout 120 strace -f -qq -Z -e trace=read,write -o "$1" "$VM_BUILD/smbdirect" \
-        smbclient "//$2/share" -m SMB3 -U "$VM_KSMBD_USER%$VM_KSMBD_PASS" -c "$4"
-}
-
 # ksmbd_check_no_idle_reads ADDR VIA LABEL — 40 allinfo commands (3 SMB2 requests or more
 # each) through the shim under strace, which lists the reads and writes that failed: on verbs
 # the provider reads only the event fds its epoll set reports ready (a CM event, a device event,
@@ -73,11 +65,13 @@ ksmbd_check_no_idle_reads() {
     local addr=$1 via=$2 label=$3 d cmds='' i sent idle
     d=$(vm_client_tmpdir)
     for ((i = 0; i < 40; i++)); do cmds+="allinfo small.bin; "; done
-    run ksmbd_failed_calls_session "$d/failed" "$addr" "$via" "$cmds"
+    VM_SMBCLIENT_WRAP="strace -f -qq -Z -e trace=read,write -o $d/failed" \
+        run vm_smbclient_ksmbd "$addr" "$via" -c "$cmds"
     grep 'smbdirect\[' <<<"$output" || true
     [ "$status" -eq 0 ]
     ksmbd_assert_smb_direct "$via"
     sent=$(sed -n 's/.*tunnel ended .*: \([0-9]*\) messages \/ .* sent, .*/\1/p' <<<"$output")
+    [ -f "$d/failed" ] # strace ran and wrote its list
     idle=$(grep -c 'EAGAIN' "$d/failed" || true)
     vm_note "$label: $idle reads or writes failed with EAGAIN over ${sent:-(not logged)} messages sent"
     grep 'EAGAIN' "$d/failed" | head -n 5
