@@ -179,10 +179,11 @@ ksmbd_check_probe() {
 
 # ksmbd_check_memlock ADDR VIA LABEL KIB — the shim on verbs under RLIMIT_MEMLOCK KIB (the client
 # user's soft limit; "unlimited" raises it). 8192 (Debian's default) and above: 64 MiB put and
-# get, unsigned (channel) and signed (inline), keep sha256 with no word of the limit. 1024: the
-# connection is planned smaller at connect (one warning naming RLIMIT_MEMLOCK, the value found and
-# the value for full speed) and both transfers still complete. Below the smallest connection
-# (256): refused at connect naming RLIMIT_MEMLOCK, smbclient fails at once, nothing hangs.
+# get, unsigned (channel) and signed (inline), keep sha256 with no word of the limit; at 8192,
+# three 2 MiB channel I/Os at a time. 1024: the connection is planned smaller at connect (one
+# warning naming RLIMIT_MEMLOCK, the value found and the value for full speed) and both
+# transfers still complete. Below the smallest connection (256): refused at connect naming
+# RLIMIT_MEMLOCK, smbclient fails at once, nothing hangs.
 ksmbd_check_memlock() {
     local addr=$1 via=$2 label=$3 kib=$4
     if [ "$kib" = 256 ]; then
@@ -195,8 +196,19 @@ ksmbd_check_memlock() {
     fi
     VM_CLIENT_MEMLOCK=$kib ksmbd_check_large_put_get "$addr" "$via" "$label, RLIMIT_MEMLOCK $kib KiB"
     ksmbd_assert_memlock_words "$kib"
+    [ "$kib" != 8192 ] || ksmbd_assert_three_ios_at_8m
     VM_CLIENT_MEMLOCK=$kib ksmbd_check_large_put_get "$addr" "$via" "$label, RLIMIT_MEMLOCK $kib KiB" signed
     ksmbd_assert_memlock_words "$kib"
+}
+
+# ksmbd_assert_three_ios_at_8m — the last channel run at Debian's default 8 MiB: the receives took
+# the 1364 bytes ksmbd sends (not the 8192 offered), which leaves room for three 2 MiB channel
+# I/Os at a time (the buffers' peak), where receives of 8192 bytes left room for two.
+ksmbd_assert_three_ios_at_8m() {
+    local peak
+    grep -q 'info: the peer sends messages of at most 1364 bytes: [0-9]* KiB of registered memory planned for receives is left to I/O' <<<"$output"
+    peak=$(grep -m1 -o 'buffers peak [0-9]* bytes' <<<"$output" | tr -dc 0-9)
+    [ -n "$peak" ] && [ "$peak" -ge $((3 * 2 * 1024 * 1024)) ] || { echo "buffers peak ${peak:-?} bytes: fewer than three 2 MiB I/Os at once" >&2; return 1; }
 }
 
 # ksmbd_assert_memlock_words KIB — the last run's output speaks of RLIMIT_MEMLOCK as designed.

@@ -2,7 +2,8 @@
  * it (transport/smbd/smbd_pin.c), with the process's RLIMIT_MEMLOCK lowered for real:
  * every registration is charged to the process and given back; the reserve serves one
  * I/O without touching the shared room; past the limit a registration is refused before
- * the provider sees it; send buffers that cannot grow make a message wait (-EAGAIN)
+ * the provider sees it; a client's receive pool takes the size its peer sends and gives
+ * back the rest of its plan; send buffers that cannot grow make a message wait (-EAGAIN)
  * while earlier sends hold some, and fail it only when nothing would come back. */
 #include <errno.h>
 #include <setjmp.h>
@@ -40,7 +41,7 @@ static void open_end_with_reserve(struct th_end *e)
     th_memlock_set(64 * MIB);
     open_end(e);
     assert_int_equal(sd_pinned_charge(sd_pinned_cost_len(MIB)), 0);
-    smbd_conn_adopt_reserve(e->conn, sd_pinned_cost_len(MIB));
+    smbd_conn_adopt_reserve(e->conn, sd_pinned_cost_len(MIB), 0);
 }
 
 static int teardown(void **state)
@@ -145,7 +146,7 @@ static void test_the_permanent_buffers_draw_from_a_reserve_given_before_start(vo
     th_memlock_set(fixed + sd_pinned_cost_len(MIB) + 3 * 4096); /* nothing else fits */
     assert_int_equal(sd_pinned_charge(fixed + sd_pinned_cost_len(MIB)), 0);
     th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
-    smbd_conn_adopt_reserve(e.conn, fixed + sd_pinned_cost_len(MIB));
+    smbd_conn_adopt_reserve(e.conn, fixed + sd_pinned_cost_len(MIB), 0);
     th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
     assert_int_equal(sd_pinned_used(), fixed + sd_pinned_cost_len(MIB)); /* no more */
     assert_false(smbd_conn_reserve_in_use(e.conn));
@@ -153,6 +154,62 @@ static void test_the_permanent_buffers_draw_from_a_reserve_given_before_start(vo
                                                &nd), 0);
     assert_int_equal(sd_pinned_used(), fixed + sd_pinned_cost_len(MIB));
     smbd_conn_deregister_buffer(e.conn, ra);
+    th_end_free(&e);
+}
+
+/* What an established client pins without a reserve, its peer's PreferredSendSize
+ * pref (the pool holds ReceiveCreditMax receives of it). */
+static size_t established_cost(uint32_t pref)
+{
+    struct smbd_config def;
+    struct th_end e;
+    uint8_t m[64];
+    size_t used;
+
+    smbd_config_default(&def, SMBD_ROLE_ACTIVE);
+    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
+    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, pref, 1364, MIB));
+    assert_int_equal(fake_posted_recvs(e.qp), def.receive_credit_max);
+    used = sd_pinned_used();
+    th_end_free(&e);
+    return used;
+}
+
+/* A client's receives take the size its peer sends (MS-SMBD 3.1.5.7: ksmbd and Windows
+ * send 1364 bytes at most, against the 8192 we offer): its pool pins a sixth, and what
+ * the connection's plan counted for the larger pool goes back to the process, not kept
+ * in the connection's reserve, whose one I/O still fits. */
+static void test_a_client_pool_takes_the_size_its_peer_sends(void **state)
+{
+    static uint8_t a[MIB];
+    struct smbd_buffer_desc d[4];
+    struct smbd_registration *ra;
+    struct smbd_config def;
+    struct th_end e;
+    uint8_t m[64];
+    size_t large, small, saved, reserve, nd, page = sd_pinned_page();
+
+    (void)state;
+    th_memlock_set(64 * MIB);
+    ops = th_pinning_ops(&fake_provider);
+    smbd_config_default(&def, SMBD_ROLE_ACTIVE);
+    large = established_cost(def.max_receive_size);
+    small = established_cost(1364);
+    saved = large - small;
+    assert_true(saved + page >= (size_t)def.receive_credit_max * (8192 - 1408));
+    /* a plan's charge: the permanent buffers at the configured size and one 1 MiB I/O */
+    reserve = large + sd_pinned_cost_len(MIB);
+    assert_int_equal(sd_pinned_charge(reserve), 0);
+    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
+    smbd_conn_adopt_reserve(e.conn, reserve, smbd_memplan_recv_cost(&def));
+    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
+    assert_in_range(sd_pinned_used(), reserve - saved - 2 * page, reserve - saved + 2 * page);
+    small = sd_pinned_used();
+    assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
+                                               &nd), 0);
+    assert_int_equal(sd_pinned_used(), small); /* the I/O drew from the reserve */
+    smbd_conn_deregister_buffer(e.conn, ra);
+    assert_int_equal(e.terminated_calls, 0);
     th_end_free(&e);
 }
 
@@ -199,6 +256,7 @@ int main(void)
         cmocka_unit_test_teardown(test_a_charge_past_the_limit_is_refused_whole, teardown),
         cmocka_unit_test_teardown(test_the_permanent_buffers_draw_from_a_reserve_given_before_start,
                                   teardown),
+        cmocka_unit_test_teardown(test_a_client_pool_takes_the_size_its_peer_sends, teardown),
         cmocka_unit_test_teardown(test_send_buffers_that_cannot_grow_make_a_message_wait,
                                   teardown),
     };

@@ -95,8 +95,8 @@ int smbd_link_plan_charge(const struct smbd_link_opts *o, enum smbd_role role,
                 o->cfg.receive_credit_max, (unsigned)(p.io / 1024), (unsigned)(want / 1024),
                 (unsigned long long)kib(p.full));
     else if (room < p.full)
-        sd_info("RLIMIT_MEMLOCK is %llu KiB: room for %llu I/Os of %u KiB at a time on this "
-                "connection; %llu KiB gives full speed", (unsigned long long)kib(limit),
+        sd_info("RLIMIT_MEMLOCK is %llu KiB: room for at least %llu I/Os of %u KiB at a time "
+                "on this connection; %llu KiB gives full speed", (unsigned long long)kib(limit),
                 (unsigned long long)((room - p.fixed) / p.reserve), (unsigned)(p.io / 1024),
                 (unsigned long long)kib(p.full));
     return 0;
@@ -138,7 +138,8 @@ struct smbd_link *smbd_link_new(const struct smbd_link_opts *o, const struct smb
         return NULL;
     }
     /* the engine's buffers and I/O draw from the charge; the queues' part stays here */
-    smbd_conn_adopt_reserve(k->conn, lp->charged - lp->queues);
+    smbd_conn_adopt_reserve(k->conn, lp->charged - lp->queues,
+                            lp->charged ? smbd_memplan_recv_cost(&lp->cfg) : 0);
     k->pinned_queues = lp->queues;
     *err = smbd_conn_start(k->conn, sd_now_ms());
     if (*err < 0) {

@@ -119,9 +119,14 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
     err = smbd_send_pool_init(c);
     if (!err)
         err = smbd_recv_pool_init(c); /* 3.1.4.1 / 3.1.7.2: post receives */
-    if (!err) { /* the permanent buffers keep what they drew of the reserve */
-        smbd_pin_settle_reserve(c, c->recv_drawn + c->chunks->drawn);
-        c->recv_drawn = c->chunks->drawn = 0;
+    if (!err) { /* the permanent buffers keep what they drew of the reserve; a client's
+                   one receive gives it back (smbd_recv_pool_resize) */
+        smbd_pin_settle_reserve(c, c->chunks->drawn);
+        c->chunks->drawn = 0;
+        if (c->role != SMBD_ROLE_ACTIVE) {
+            smbd_pin_settle_reserve(c, c->recv_drawn);
+            c->recv_drawn = 0;
+        }
     }
     if (!err && c->role == SMBD_ROLE_ACTIVE)
         err = smbd_send_negotiate_request(c); /* 3.1.5.2 */

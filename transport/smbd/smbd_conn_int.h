@@ -142,6 +142,7 @@ struct smbd_conn {
     uint8_t *recv_posted_flag;
     uint32_t recv_count, recv_buf_size, recv_posted;
     size_t recv_drawn;               /* pinned bytes drawn from the reserve (smbd_pin.c) */
+    size_t pin_recv_planned;         /* of the reserve, for the pool at the configured size */
 
     /* send pool and queues */
     struct smbd_send_chunk *chunks;  /* first = permanent base chunk */
@@ -192,6 +193,9 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
 /* smbd_conn_recv.c (3.1.5.5, 3.1.5.8) */
 int smbd_recv_pool_init(struct smbd_conn *c);
 void smbd_recv_pool_free(struct smbd_conn *c);
+/* A client's pool once the Negotiate Response is in: ReceiveCreditMax receives of the
+ * negotiated MaxReceiveSize; the planned pages it does not use return to the process. */
+int smbd_recv_pool_resize(struct smbd_conn *c);
 void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms);
 
 /* smbd_conn_send.c (3.1.5.1, 3.1.5.4) */
@@ -222,6 +226,7 @@ int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_r
              struct sd_mr *mr, size_t *drawn);
 int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn);
 void smbd_pin_release_reserve(struct smbd_conn *c);
+void smbd_pin_return_reserve(struct smbd_conn *c, size_t bytes); /* up to bytes, unused */
 /* Before a channel registration of len bytes: idle extra send buffers give back the
  * reserve they hold when it would not fit otherwise. */
 void smbd_pin_make_room(struct smbd_conn *c, size_t len);

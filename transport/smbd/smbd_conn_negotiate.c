@@ -4,6 +4,7 @@
 #include "smbd_conn_int.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -125,6 +126,7 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
 {
     struct smbd_negotiate_resp r;
     const char *why;
+    int err;
 
     if (smbd_decode_negotiate_resp(buf, len, &r, &why)) {
         smbd_terminate(c, -EPROTO, "%s", why);
@@ -167,7 +169,13 @@ void smbd_recv_negotiate_response(struct smbd_conn *c, const uint8_t *buf, uint3
     c->send_credits = r.credits_granted;
     c->stats.credits_received += r.credits_granted;
     c->neg.max_fragmented_send_size = r.max_fragmented_size;
-    /* 3.1.5.9: the receives are posted; they are granted with our first message. */
+    /* 3.1.5.9: the receives, of the MaxReceiveSize just negotiated, are posted; they are
+     * granted with our first message. */
+    if ((err = smbd_recv_pool_resize(c)) != 0) {
+        smbd_terminate(c, err, "cannot post receives of %u bytes: %s (MS-SMBD 3.1.5.7)",
+                       (unsigned)c->neg.max_receive_size, strerror(-err));
+        return;
+    }
     if (smbd_credits_peek_grant(c) == 0) {
         smbd_terminate(c, -ECONNRESET, "no receive credits can be offered (MS-SMBD 3.1.5.7)");
         return;

@@ -11,18 +11,19 @@
 #include <string.h>
 
 #include "log.h"
+#include "sd_pinned.h"
 #include "smbd_memplan.h"
 
 static uint32_t recv_stride(const struct smbd_conn *c)
 {
-    return smbd_recv_stride(&c->cfg);
+    return (c->recv_buf_size + 63u) & ~63u;
 }
 
 static int post_recv(struct smbd_conn *c, uint32_t idx)
 {
     struct sd_sge sge = {
         .addr = c->recv_mem + (size_t)idx * recv_stride(c),
-        .length = c->cfg.max_receive_size,
+        .length = c->recv_buf_size,
         .mr = &c->recv_mr,
     };
     int err;
@@ -37,26 +38,63 @@ static int post_recv(struct smbd_conn *c, uint32_t idx)
     return err;
 }
 
-/* 3.1.4.1 / 3.1.7.2 post at least one receive before negotiating; posting the
- * whole pool (ReceiveCreditMax buffers) now means later grants never allocate. */
-int smbd_recv_pool_init(struct smbd_conn *c)
+/* Registers and posts count receives of size bytes each. */
+static int pool_make(struct smbd_conn *c, uint32_t count, uint32_t size)
 {
-    size_t bytes = (size_t)c->neg.receive_credit_max * recv_stride(c);
+    size_t bytes;
     int err;
 
+    c->recv_buf_size = size;
+    bytes = (size_t)count * recv_stride(c);
     c->recv_mem = aligned_alloc(64, bytes);
-    c->recv_posted_flag = calloc(c->neg.receive_credit_max, 1);
+    c->recv_posted_flag = calloc(count, 1);
     if (!c->recv_mem || !c->recv_posted_flag)
         return -ENOMEM;
     err = smbd_reg(c, c->recv_mem, bytes, SD_ACCESS_LOCAL_WRITE, 1, &c->recv_mr, &c->recv_drawn);
     if (err)
         return err;
-    c->recv_count = c->neg.receive_credit_max;
-    for (uint32_t i = 0; i < c->recv_count; i++) {
+    c->recv_count = count;
+    for (uint32_t i = 0; i < count; i++) {
         err = post_recv(c, i);
         if (err)
             return err;
     }
+    return 0;
+}
+
+/* 3.1.4.1 / 3.1.7.2: receives are posted before negotiating. A server posts its whole
+ * pool (ReceiveCreditMax buffers of its MaxReceiveSize) at once, so later grants never
+ * allocate. A client posts one, for the Negotiate Response: the peer may send nothing
+ * else before our first message grants it credits (3.1.5.7), and the response's
+ * PreferredSendSize tells how large the pool's buffers need to be
+ * (smbd_recv_pool_resize). */
+int smbd_recv_pool_init(struct smbd_conn *c)
+{
+    return pool_make(c, c->role == SMBD_ROLE_ACTIVE ? 1 : c->neg.receive_credit_max,
+                     c->cfg.max_receive_size);
+}
+
+int smbd_recv_pool_resize(struct smbd_conn *c)
+{
+    size_t used;
+    int err;
+
+    smbd_recv_pool_free(c); /* its one receive was the Negotiate Response's */
+    err = pool_make(c, c->neg.receive_credit_max, c->neg.max_receive_size);
+    if (err)
+        return err;
+    /* The connection's plan counted the pool at the configured size: the pages it does
+     * not use go back to the process's account, not held in this connection's reserve. */
+    used = c->ops->pins_memory ? sd_pinned_cost(c->recv_mem, c->recv_mr.length) : 0;
+    smbd_pin_settle_reserve(c, c->recv_drawn);
+    c->recv_drawn = 0;
+    if (c->pin_recv_planned >= used + sd_pinned_page()) {
+        sd_info("the peer sends messages of at most %u bytes: %zu KiB of registered memory "
+                "planned for receives is left to I/O", (unsigned)c->recv_buf_size,
+                (c->pin_recv_planned - used) / 1024);
+        smbd_pin_return_reserve(c, c->pin_recv_planned - used);
+    }
+    c->pin_recv_planned = 0;
     return 0;
 }
 
@@ -285,7 +323,8 @@ void smbd_on_recv(struct smbd_conn *c, const struct sd_wc *wc, uint64_t now_ms)
     case SMBD_ROLE_ACTIVE: smbd_recv_negotiate_response(c, buf, wc->byte_len, now_ms); break;
     case SMBD_ROLE_ESTABLISHED: recv_data_transfer(c, wc, buf, now_ms); break;
     }
-    if (smbd_is_live(c)) {
+    /* (a client's Negotiate Response made a new pool, its receives posted) */
+    if (smbd_is_live(c) && idx < c->recv_count && !c->recv_posted_flag[idx]) {
         int err = post_recv(c, (uint32_t)idx);
 
         /* -ENOTCONN: the provider has lost the connection; its SD_WC_CONN_LOST

@@ -32,6 +32,11 @@ uint32_t smbd_send_base_slots(const struct smbd_config *cfg)
     return window < cap ? window : cap;
 }
 
+size_t smbd_memplan_recv_cost(const struct smbd_config *cfg)
+{
+    return sd_pinned_cost_len((size_t)cfg->receive_credit_max * smbd_recv_stride(cfg));
+}
+
 /* What the permanent buffers pin with credits credits (each is one registration), and
  * the device's queues. */
 static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
@@ -40,8 +45,7 @@ static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
 
     c.receive_credit_max = credits < cfg->receive_credit_max ? credits : cfg->receive_credit_max;
     c.send_credit_target = credits < cfg->send_credit_target ? credits : cfg->send_credit_target;
-    return sd_pinned_cost_len((size_t)c.receive_credit_max * smbd_recv_stride(&c)) +
-           sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
+    return smbd_memplan_recv_cost(&c) + sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
            SMBD_MEMPLAN_QUEUES;
 }
 

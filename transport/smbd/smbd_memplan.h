@@ -8,6 +8,7 @@
 #ifndef SMBDIRECT_SMBD_MEMPLAN_H
 #define SMBDIRECT_SMBD_MEMPLAN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "smbd_conn.h"
@@ -50,5 +51,7 @@ uint32_t smbd_recv_stride(const struct smbd_config *cfg);
 uint32_t smbd_send_stride(const struct smbd_config *cfg);
 uint32_t smbd_send_stride_for(uint32_t send_size); /* ... for a send size */
 uint32_t smbd_send_base_slots(const struct smbd_config *cfg);
+/* What the receive pool of cfg pins: ReceiveCreditMax receives of its MaxReceiveSize. */
+size_t smbd_memplan_recv_cost(const struct smbd_config *cfg);
 
 #endif

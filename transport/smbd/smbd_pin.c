@@ -44,8 +44,9 @@ int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn)
     return err;
 }
 
-void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes)
+void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes, size_t recv_planned)
 {
+    c->pin_recv_planned += recv_planned;
     c->pin_reserve += bytes;
     c->pin_reserve_free += bytes;
 }
@@ -53,6 +54,15 @@ void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes)
 void smbd_pin_settle_reserve(struct smbd_conn *c, size_t drawn)
 {
     c->pin_reserve -= drawn;
+}
+
+void smbd_pin_return_reserve(struct smbd_conn *c, size_t bytes)
+{
+    if (bytes > c->pin_reserve_free)
+        bytes = c->pin_reserve_free;
+    c->pin_reserve -= bytes;
+    c->pin_reserve_free -= bytes;
+    sd_pinned_release(bytes);
 }
 
 void smbd_pin_release_reserve(struct smbd_conn *c)
