@@ -273,9 +273,9 @@ static void run_memory(uint32_t max_send_size)
     }
     m1 = mallinfo2();
     r1 = rss_kib();
-    printf("memory per established connection at 255 credits (8192-byte receives, "
-           "MaxSendSize %u): %.2f MiB allocated, %.2f MiB resident (pair / 2, fake provider "
-           "included)\n", (unsigned)max_send_size, (double)((m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd)) / 2 / 1048576.0,
+    printf("memory per established connection at 255 credits (MaxSendSize %u both ways: the "
+           "client's receives of that size, the server's of 8192 bytes): %.2f MiB allocated, "
+           "%.2f MiB resident (pair / 2, fake provider included)\n", (unsigned)max_send_size, (double)((m1.uordblks + m1.hblkhd) - (m0.uordblks + m0.hblkhd)) / 2 / 1048576.0,
            (double)(r1 - r0) / 2 / 1024.0);
     pair_down(&a, &b);
 }
