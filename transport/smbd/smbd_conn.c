@@ -183,8 +183,8 @@ void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
     c->negotiate_deadline = UINT64_MAX;
     /* Send buffers added from now on hold the negotiated size, not the configured one
      * (ksmbd's 1364 bytes against 8136: six times fewer pinned bytes per buffer). */
-    if (smbd_send_stride_for(c->neg.max_send_size) < c->send_buf_size)
-        c->send_buf_size = smbd_send_stride_for(c->neg.max_send_size);
+    if (smbd_stride_for(c->neg.max_send_size) < c->send_buf_size)
+        c->send_buf_size = smbd_stride_for(c->neg.max_send_size);
     smbd_idle_timer_restart(c, now_ms);
     if (c->upper.established)
         c->upper.established(c->ctx);

@@ -16,7 +16,7 @@
 
 static uint32_t recv_stride(const struct smbd_conn *c)
 {
-    return (c->recv_buf_size + 63u) & ~63u;
+    return smbd_stride_for(c->recv_buf_size);
 }
 
 static int post_recv(struct smbd_conn *c, uint32_t idx)

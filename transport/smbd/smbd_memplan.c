@@ -4,19 +4,19 @@
 #include "sd_pinned.h"
 #include "smbd_conn_int.h"
 
-uint32_t smbd_recv_stride(const struct smbd_config *cfg)
+uint32_t smbd_stride_for(uint32_t size)
 {
-    return (cfg->max_receive_size + 63u) & ~63u;
+    return (size + 63u) & ~63u;
 }
 
-uint32_t smbd_send_stride_for(uint32_t send_size)
+uint32_t smbd_recv_stride(const struct smbd_config *cfg)
 {
-    return (send_size + 63u) & ~63u;
+    return smbd_stride_for(cfg->max_receive_size);
 }
 
 uint32_t smbd_send_stride(const struct smbd_config *cfg)
 {
-    return smbd_send_stride_for(cfg->max_send_size);
+    return smbd_stride_for(cfg->max_send_size);
 }
 
 /* Enough send buffers for the whole credit window plus one unsignaled batch, but at
@@ -45,7 +45,8 @@ static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
 
     c.receive_credit_max = credits < cfg->receive_credit_max ? credits : cfg->receive_credit_max;
     c.send_credit_target = credits < cfg->send_credit_target ? credits : cfg->send_credit_target;
-    return smbd_memplan_recv_cost(&c) + sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
+    return smbd_memplan_recv_cost(&c) +
+           sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
            SMBD_MEMPLAN_QUEUES;
 }
 

@@ -49,7 +49,7 @@ enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t 
  * send buffers, and how many send buffers stay registered for good. */
 uint32_t smbd_recv_stride(const struct smbd_config *cfg);
 uint32_t smbd_send_stride(const struct smbd_config *cfg);
-uint32_t smbd_send_stride_for(uint32_t send_size); /* ... for a send size */
+uint32_t smbd_stride_for(uint32_t size); /* ... for a buffer of size bytes, either kind */
 uint32_t smbd_send_base_slots(const struct smbd_config *cfg);
 /* What the receive pool of cfg pins: ReceiveCreditMax receives of its MaxReceiveSize. */
 size_t smbd_memplan_recv_cost(const struct smbd_config *cfg);
