@@ -2,9 +2,10 @@
  * it (transport/smbd/smbd_pin.c), with the process's RLIMIT_MEMLOCK lowered for real:
  * every registration is charged to the process and given back; the reserve serves one
  * I/O without touching the shared room; past the limit a registration is refused before
- * the provider sees it; a client's receive pool takes the size its peer sends and gives
- * back the rest of its plan; send buffers that cannot grow make a message wait (-EAGAIN)
- * while earlier sends hold some, and fail it only when nothing would come back. */
+ * the provider sees it; a client's receive and send buffers take the sizes its peer
+ * negotiates and give back the rest of their plan; send buffers that cannot grow make a
+ * message wait (-EAGAIN) while earlier sends hold some, and fail it only when nothing
+ * would come back. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -157,53 +158,67 @@ static void test_the_permanent_buffers_draw_from_a_reserve_given_before_start(vo
     th_end_free(&e);
 }
 
-/* What an established client pins without a reserve, its peer's PreferredSendSize
- * pref (the pool holds ReceiveCreditMax receives of it). */
-static size_t established_cost(uint32_t pref)
+/* The shim's sizes: receives of 8192 bytes, sends of up to 8136. */
+static void shim_sizes(struct smbd_config *cfg)
 {
-    struct smbd_config def;
+    smbd_config_default(cfg, SMBD_ROLE_ACTIVE);
+    cfg->max_send_size = 8136;
+}
+
+/* What an established client with the shim's sizes pins without a reserve, its peer's
+ * PreferredSendSize pref and MaxReceiveSize max_recv (the pools hold ReceiveCreditMax
+ * receives of pref and send buffers of max_recv bytes, at most 8136). */
+static size_t established_cost(uint32_t pref, uint32_t max_recv)
+{
+    struct smbd_config cfg;
     struct th_end e;
     uint8_t m[64];
     size_t used;
 
-    smbd_config_default(&def, SMBD_ROLE_ACTIVE);
-    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
-    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, pref, 1364, MIB));
-    assert_int_equal(fake_posted_recvs(e.qp), def.receive_credit_max);
+    shim_sizes(&cfg);
+    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, &cfg, fake_qp_new(5), ops);
+    th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, pref, max_recv, MIB));
+    assert_int_equal(fake_posted_recvs(e.qp), cfg.receive_credit_max);
     used = sd_pinned_used();
     th_end_free(&e);
     return used;
 }
 
-/* A client's receives take the size its peer sends (MS-SMBD 3.1.5.7: ksmbd and Windows
- * send 1364 bytes at most, against the 8192 we offer): its pool pins a sixth, and what
- * the connection's plan counted for the larger pool goes back to the process, not kept
- * in the connection's reserve, whose one I/O still fits. */
+/* A client's buffers take the sizes its peer negotiates (MS-SMBD 3.1.5.7: ksmbd and
+ * Windows send and receive 1364 bytes at most, against the 8192 we offer and the 8136 we
+ * would send): its receives pin a sixth, its permanent send buffers a third, and what
+ * the connection's plan counted for the larger buffers goes back to the process, not
+ * kept in the connection's reserve, whose one I/O still fits. */
 static void test_a_client_pool_takes_the_size_its_peer_sends(void **state)
 {
     static uint8_t a[MIB];
     struct smbd_buffer_desc d[4];
     struct smbd_registration *ra;
-    struct smbd_config def;
+    struct smbd_config cfg;
     struct th_end e;
     uint8_t m[64];
-    size_t large, small, saved, reserve, nd, page = sd_pinned_page();
+    size_t large, small, saved, planned, reserve, nd, page = sd_pinned_page();
 
     (void)state;
     th_memlock_set(64 * MIB);
     ops = th_pinning_ops(&fake_provider);
-    smbd_config_default(&def, SMBD_ROLE_ACTIVE);
-    large = established_cost(def.max_receive_size);
-    small = established_cost(1364);
+    shim_sizes(&cfg);
+    planned = smbd_memplan_buffers_cost(&cfg);
+    large = established_cost(cfg.max_receive_size, 8192);
+    assert_in_range(large, planned - 4 * page, planned);
+    small = established_cost(1364, 1364);
     saved = large - small;
-    assert_true(saved + page >= (size_t)def.receive_credit_max * (8192 - 1408));
-    /* a plan's charge: the permanent buffers at the configured size and one 1 MiB I/O */
-    reserve = large + sd_pinned_cost_len(MIB);
+    assert_int_equal(smbd_send_base_slots(&cfg, 1364), 271);
+    assert_true(saved + 2 * page >= (size_t)cfg.receive_credit_max * (8192 - 1408) +
+                                    136 * 8192 - 271 * 1408);
+    /* a plan's charge: the permanent buffers at the configured sizes and one 1 MiB I/O */
+    reserve = planned + sd_pinned_cost_len(MIB);
     assert_int_equal(sd_pinned_charge(reserve), 0);
-    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, NULL, fake_qp_new(5), ops);
-    smbd_conn_adopt_reserve(e.conn, reserve, smbd_memplan_recv_cost(&def));
+    th_end_init_ops(&e, SMBD_ROLE_ACTIVE, &cfg, fake_qp_new(5), ops);
+    smbd_conn_adopt_reserve(e.conn, reserve, planned);
     th_active_establish(&e, m, th_negotiate_resp(m, 0x100, 10, 10, 0, MIB, 1364, 1364, MIB));
-    assert_in_range(sd_pinned_used(), reserve - saved - 2 * page, reserve - saved + 2 * page);
+    assert_in_range(sd_pinned_used(), small + sd_pinned_cost_len(MIB),
+                    small + sd_pinned_cost_len(MIB) + 4 * page);
     small = sd_pinned_used();
     assert_int_equal(smbd_conn_register_buffer(e.conn, a, MIB, SMBD_REG_PEER_READ, &ra, d, 4,
                                                &nd), 0);
@@ -227,7 +242,7 @@ static void test_send_buffers_that_cannot_grow_make_a_message_wait(void **state)
     th_memlock_set(64 * MIB);
     open_end(&e);
     cap = smbd_conn_send_capacity(e.conn);
-    assert_int_equal(cap, (size_t)smbd_send_base_slots(&def) * 1340);
+    assert_int_equal(cap, (size_t)smbd_send_base_slots(&def, 1364) * 1340);
     huge.iov_len = cap + 1;
     first = (struct iovec){ msg, cap / 4 };
     second = (struct iovec){ msg, cap * 7 / 8 };

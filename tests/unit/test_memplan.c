@@ -42,9 +42,11 @@ static void test_layout_of_the_defaults(void **state)
     (void)state;
     assert_int_equal(smbd_recv_stride(&c), 8192);
     assert_int_equal(smbd_send_stride(&c), 8192);
-    assert_int_equal(smbd_send_base_slots(&c), 136); /* 1088 KiB of 8 KiB buffers */
+    assert_int_equal(smbd_send_base_slots(&c, c.max_send_size), 136); /* 1088 KiB of 8 KiB */
+    /* negotiated with ksmbd's 1364-byte receives: the window, 255 + one batch of 16 */
+    assert_int_equal(smbd_send_base_slots(&c, 1364), 271);
     c.send_credit_target = 16;
-    assert_int_equal(smbd_send_base_slots(&c), 32); /* the window: 16 + one batch of 16 */
+    assert_int_equal(smbd_send_base_slots(&c, c.max_send_size), 32); /* 16 + one batch */
 }
 
 static void test_unlimited_and_debian_default_fit_as_configured(void **state)

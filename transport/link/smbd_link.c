@@ -139,7 +139,7 @@ struct smbd_link *smbd_link_new(const struct smbd_link_opts *o, const struct smb
     }
     /* the engine's buffers and I/O draw from the charge; the queues' part stays here */
     smbd_conn_adopt_reserve(k->conn, lp->charged - lp->queues,
-                            lp->charged ? smbd_memplan_recv_cost(&lp->cfg) : 0);
+                            lp->charged ? smbd_memplan_buffers_cost(&lp->cfg) : 0);
     k->pinned_queues = lp->queues;
     *err = smbd_conn_start(k->conn, sd_now_ms());
     if (*err < 0) {

@@ -119,14 +119,12 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
     err = smbd_send_pool_init(c);
     if (!err)
         err = smbd_recv_pool_init(c); /* 3.1.4.1 / 3.1.7.2: post receives */
-    if (!err) { /* the permanent buffers keep what they drew of the reserve; a client's
-                   one receive gives it back (smbd_recv_pool_resize) */
-        smbd_pin_settle_reserve(c, c->chunks->drawn);
-        c->chunks->drawn = 0;
-        if (c->role != SMBD_ROLE_ACTIVE) {
-            smbd_pin_settle_reserve(c, c->recv_drawn);
-            c->recv_drawn = 0;
-        }
+    /* A server's receives keep what they drew of the reserve; the one send buffer, and a
+     * client's one receive, give it back when freed (smbd_send_pool_rebase,
+     * smbd_recv_pool_resize). */
+    if (!err && c->role != SMBD_ROLE_ACTIVE) {
+        smbd_pin_settle_reserve(c, c->recv_drawn);
+        c->recv_drawn = 0;
     }
     if (!err && c->role == SMBD_ROLE_ACTIVE)
         err = smbd_send_negotiate_request(c); /* 3.1.5.2 */
@@ -179,12 +177,16 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
 
 void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
 {
+    int err;
+
     c->role = SMBD_ROLE_ESTABLISHED;
     c->negotiate_deadline = UINT64_MAX;
-    /* Send buffers added from now on hold the negotiated size, not the configured one
-     * (ksmbd's 1364 bytes against 8136: six times fewer pinned bytes per buffer). */
-    if (smbd_stride_for(c->neg.max_send_size) < c->send_buf_size)
-        c->send_buf_size = smbd_stride_for(c->neg.max_send_size);
+    if ((err = smbd_send_pool_rebase(c)) != 0) {
+        smbd_terminate(c, err, "cannot register send buffers of %u bytes: %s",
+                       (unsigned)c->neg.max_send_size, strerror(-err));
+        return;
+    }
+    smbd_pin_return_unplanned(c);
     smbd_idle_timer_restart(c, now_ms);
     if (c->upper.established)
         c->upper.established(c->ctx);

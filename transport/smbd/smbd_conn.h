@@ -144,11 +144,12 @@ int smbd_conn_send_owned(struct smbd_conn *c, const uint8_t *data, size_t len, u
  * reserve, given back when it is freed. Given before smbd_conn_start, the permanent
  * receive and send buffers draw from it first; what is left serves one I/O at a time:
  * channel buffers (smbd_conn_register_buffer, RDMA Read/Write) and send buffers beyond
- * the permanent ones draw from it before the process's shared room. recv_planned of the
- * bytes count the receive pool at the configured MaxReceiveSize
- * (smbd_memplan_recv_cost): a client whose peer sends less gives back what its smaller
- * pool leaves of them once negotiated. */
-void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes, size_t recv_planned);
+ * the permanent ones draw from it before the process's shared room. buffers_planned of
+ * the bytes count the permanent buffers at the configured sizes
+ * (smbd_memplan_buffers_cost): once negotiated, what the buffers at the negotiated sizes
+ * leave of them goes back to the process (a peer that sends and receives 1364-byte
+ * messages, as ksmbd and Windows do, leaves most of it). */
+void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes, size_t buffers_planned);
 /* Whether a registration of len bytes (anywhere) fits the reserve or the process's room
  * now (always 1 when the provider pins nothing). */
 int smbd_conn_can_register(const struct smbd_conn *c, size_t len);

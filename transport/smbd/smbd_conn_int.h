@@ -142,10 +142,10 @@ struct smbd_conn {
     uint8_t *recv_posted_flag;
     uint32_t recv_count, recv_buf_size, recv_posted;
     size_t recv_drawn;               /* pinned bytes drawn from the reserve (smbd_pin.c) */
-    size_t pin_recv_planned;         /* of the reserve, for the pool at the configured size */
 
     /* send pool and queues */
     struct smbd_send_chunk *chunks;  /* first = permanent base chunk */
+    struct smbd_send_chunk *retired; /* the negotiate message's, freed once unused */
     uint32_t send_buf_size;
     uint32_t slots_free;             /* over all chunks */
     struct smbd_fifo in_flight;      /* posted, completion not yet seen */
@@ -156,6 +156,8 @@ struct smbd_conn {
     size_t low_water;
     int send_ready_armed;
     uint64_t pool_extra_used_ms;
+    size_t pin_buffers_planned;      /* of the reserve, for the permanent receive and send
+                                        buffers at the configured sizes */
 
     /* timers (absolute ms, UINT64_MAX = not armed) */
     uint64_t negotiate_deadline;
@@ -205,6 +207,8 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc);
 
 /* smbd_send_pool.c */
 int smbd_send_pool_init(struct smbd_conn *c);
+/* Once negotiated: the permanent send buffers, at the negotiated MaxSendSize. */
+int smbd_send_pool_rebase(struct smbd_conn *c);
 void smbd_send_pool_free(struct smbd_conn *c);
 int smbd_send_pool_reserve(struct smbd_conn *c, uint32_t nslots, uint64_t now_ms);
 struct smbd_send_slot *smbd_slot_get(struct smbd_conn *c, uint64_t now_ms);
@@ -227,6 +231,9 @@ int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_r
 int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn);
 void smbd_pin_release_reserve(struct smbd_conn *c);
 void smbd_pin_return_reserve(struct smbd_conn *c, size_t bytes); /* up to bytes, unused */
+/* Once the permanent buffers hold the negotiated sizes: what the plan counted for them at
+ * the configured sizes and they do not pin goes back to the process, said in one line. */
+void smbd_pin_return_unplanned(struct smbd_conn *c);
 /* Before a channel registration of len bytes: idle extra send buffers give back the
  * reserve they hold when it would not fit otherwise. */
 void smbd_pin_make_room(struct smbd_conn *c, size_t len);

@@ -76,25 +76,14 @@ int smbd_recv_pool_init(struct smbd_conn *c)
 
 int smbd_recv_pool_resize(struct smbd_conn *c)
 {
-    size_t used;
     int err;
 
     smbd_recv_pool_free(c); /* its one receive was the Negotiate Response's */
     err = pool_make(c, c->neg.receive_credit_max, c->neg.max_receive_size);
     if (err)
         return err;
-    /* The connection's plan counted the pool at the configured size: the pages it does
-     * not use go back to the process's account, not held in this connection's reserve. */
-    used = c->ops->pins_memory ? sd_pinned_cost(c->recv_mem, c->recv_mr.length) : 0;
     smbd_pin_settle_reserve(c, c->recv_drawn);
     c->recv_drawn = 0;
-    if (c->pin_recv_planned >= used + sd_pinned_page()) {
-        sd_info("the peer sends messages of at most %u bytes: %zu KiB of registered memory "
-                "planned for receives is left to I/O", (unsigned)c->recv_buf_size,
-                (c->pin_recv_planned - used) / 1024);
-        smbd_pin_return_reserve(c, c->pin_recv_planned - used);
-    }
-    c->pin_recv_planned = 0;
     return 0;
 }
 

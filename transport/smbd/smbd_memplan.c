@@ -22,19 +22,21 @@ uint32_t smbd_send_stride(const struct smbd_config *cfg)
 /* Enough send buffers for the whole credit window plus one unsignaled batch, but at
  * most SMBD_POOL_BASE_BYTES of them: with large send sizes that already carries a whole
  * SMB2 READ/WRITE of 1 MiB, and more are added under load. */
-uint32_t smbd_send_base_slots(const struct smbd_config *cfg)
+uint32_t smbd_send_base_slots(const struct smbd_config *cfg, uint32_t max_send_size)
 {
     uint32_t window = (uint32_t)cfg->send_credit_target + SMBD_SIGNAL_EVERY;
-    uint32_t cap = SMBD_POOL_BASE_BYTES / smbd_send_stride(cfg);
+    uint32_t cap = SMBD_POOL_BASE_BYTES / smbd_stride_for(max_send_size);
 
     if (cap < 2 * SMBD_SIGNAL_EVERY)
         cap = 2 * SMBD_SIGNAL_EVERY;
     return window < cap ? window : cap;
 }
 
-size_t smbd_memplan_recv_cost(const struct smbd_config *cfg)
+size_t smbd_memplan_buffers_cost(const struct smbd_config *cfg)
 {
-    return sd_pinned_cost_len((size_t)cfg->receive_credit_max * smbd_recv_stride(cfg));
+    return sd_pinned_cost_len((size_t)cfg->receive_credit_max * smbd_recv_stride(cfg)) +
+           sd_pinned_cost_len((size_t)smbd_send_base_slots(cfg, cfg->max_send_size) *
+                              smbd_send_stride(cfg));
 }
 
 /* What the permanent buffers pin with credits credits (each is one registration), and
@@ -45,9 +47,7 @@ static uint64_t fixed_cost(const struct smbd_config *cfg, uint16_t credits)
 
     c.receive_credit_max = credits < cfg->receive_credit_max ? credits : cfg->receive_credit_max;
     c.send_credit_target = credits < cfg->send_credit_target ? credits : cfg->send_credit_target;
-    return smbd_memplan_recv_cost(&c) +
-           sd_pinned_cost_len((size_t)smbd_send_base_slots(&c) * smbd_send_stride(&c)) +
-           SMBD_MEMPLAN_QUEUES;
+    return smbd_memplan_buffers_cost(&c) + SMBD_MEMPLAN_QUEUES;
 }
 
 /* Gives p the largest I/O, a multiple of 64 KiB and at most io_max, whose reserve fits

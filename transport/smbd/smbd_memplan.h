@@ -46,12 +46,14 @@ enum smbd_memplan_fit smbd_memplan_make(const struct smbd_config *cfg, uint32_t 
                                         uint64_t room, struct smbd_memplan *p);
 
 /* The engine's buffer layout for cfg: bytes between two posted receives, between two
- * send buffers, and how many send buffers stay registered for good. */
+ * send buffers, and how many send buffers of max_send_size bytes stay registered for
+ * good (a connection's, once negotiated, hold the negotiated size). */
 uint32_t smbd_recv_stride(const struct smbd_config *cfg);
 uint32_t smbd_send_stride(const struct smbd_config *cfg);
 uint32_t smbd_stride_for(uint32_t size); /* ... for a buffer of size bytes, either kind */
-uint32_t smbd_send_base_slots(const struct smbd_config *cfg);
-/* What the receive pool of cfg pins: ReceiveCreditMax receives of its MaxReceiveSize. */
-size_t smbd_memplan_recv_cost(const struct smbd_config *cfg);
+uint32_t smbd_send_base_slots(const struct smbd_config *cfg, uint32_t max_send_size);
+/* What the permanent buffers of cfg pin at its configured sizes: ReceiveCreditMax
+ * receives of its MaxReceiveSize and the permanent send buffers of its MaxSendSize. */
+size_t smbd_memplan_buffers_cost(const struct smbd_config *cfg);
 
 #endif

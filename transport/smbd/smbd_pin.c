@@ -9,6 +9,7 @@
 
 #include <errno.h>
 
+#include "log.h"
 #include "sd_pinned.h"
 
 int smbd_reg(struct smbd_conn *c, void *base, size_t len, int access, int from_reserve,
@@ -44,9 +45,9 @@ int smbd_dereg(struct smbd_conn *c, struct sd_mr *mr, size_t drawn)
     return err;
 }
 
-void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes, size_t recv_planned)
+void smbd_conn_adopt_reserve(struct smbd_conn *c, size_t bytes, size_t buffers_planned)
 {
-    c->pin_recv_planned += recv_planned;
+    c->pin_buffers_planned += buffers_planned;
     c->pin_reserve += bytes;
     c->pin_reserve_free += bytes;
 }
@@ -63,6 +64,22 @@ void smbd_pin_return_reserve(struct smbd_conn *c, size_t bytes)
     c->pin_reserve -= bytes;
     c->pin_reserve_free -= bytes;
     sd_pinned_release(bytes);
+}
+
+void smbd_pin_return_unplanned(struct smbd_conn *c)
+{
+    /* Counted as the plan counts (sd_pinned_cost_len): the page of slack each permanent
+     * buffer was planned with stays in the reserve, whose I/O may need it. The negotiate
+     * message's buffer gives what it drew back to the reserve itself. */
+    size_t used = sd_pinned_cost_len(c->recv_mr.length) + sd_pinned_cost_len(c->chunks->mr.length);
+    if (c->pin_buffers_planned >= used + sd_pinned_page()) {
+        sd_info("the peer receives messages of at most %u bytes and sends at most %u: %zu KiB "
+                "of registered memory planned for buffers is left to I/O",
+                (unsigned)c->neg.max_send_size, (unsigned)c->neg.max_receive_size,
+                (c->pin_buffers_planned - used) / 1024);
+        smbd_pin_return_reserve(c, c->pin_buffers_planned - used);
+    }
+    c->pin_buffers_planned = 0;
 }
 
 void smbd_pin_release_reserve(struct smbd_conn *c)

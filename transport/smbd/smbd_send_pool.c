@@ -1,7 +1,9 @@
 /* transport/smbd/smbd_send_pool.c — the per-connection pool of registered send buffers
- * ("slots", one MS-SMBD message each). One chunk is registered at start and kept;
- * under load further chunks are added and freed again once unused for
- * SMBD_POOL_SHRINK_MS, so an idle connection holds only its base chunk. */
+ * ("slots", one MS-SMBD message each). A connection starts with one slot, for its
+ * Negotiate Request or Response; once negotiated it registers its base chunk at the
+ * negotiated MaxSendSize and keeps it; under load further chunks are added and freed
+ * again once unused for SMBD_POOL_SHRINK_MS, so an idle connection holds only its base
+ * chunk. */
 #include "smbd_conn_int.h"
 
 #include <errno.h>
@@ -44,6 +46,18 @@ static void chunk_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
     free(ch);
 }
 
+/* A chunk of nslots slots of c->send_buf_size bytes, last in the list. */
+static void unlink_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
+{
+    struct smbd_send_chunk **pp = &c->chunks;
+
+    while (*pp != ch)
+        pp = &(*pp)->next;
+    *pp = ch->next;
+    c->slots_free -= ch->nslots - ch->used;
+    chunk_free(c, ch);
+}
+
 static int chunk_add(struct smbd_conn *c, uint32_t nslots)
 {
     struct smbd_send_chunk *ch = calloc(1, sizeof(*ch)), **tail;
@@ -83,7 +97,7 @@ static int chunk_add(struct smbd_conn *c, uint32_t nslots)
 
 static uint32_t base_slots(const struct smbd_conn *c)
 {
-    return smbd_send_base_slots(&c->cfg);
+    return smbd_send_base_slots(&c->cfg, c->neg.max_send_size);
 }
 
 size_t smbd_conn_send_capacity(const struct smbd_conn *c)
@@ -98,10 +112,40 @@ size_t smbd_conn_send_capacity(const struct smbd_conn *c)
     return ((size_t)c->chunks->nslots + extra) * (c->neg.max_send_size - SMBD_DATA_OFFSET);
 }
 
+/* Before negotiating, either role sends exactly one message (MS-SMBD 3.1.5.2, 3.1.5.6). */
 int smbd_send_pool_init(struct smbd_conn *c)
 {
     c->send_buf_size = smbd_send_stride(&c->cfg);
-    return chunk_add(c, base_slots(c));
+    return chunk_add(c, 1);
+}
+
+int smbd_send_pool_rebase(struct smbd_conn *c)
+{
+    struct smbd_send_chunk *ch;
+    int err;
+
+    /* Send buffers hold the negotiated size from now on, not the configured one
+     * (ksmbd's and Windows' 1364-byte receives against 8136: six times fewer pinned
+     * bytes per buffer). */
+    if (smbd_stride_for(c->neg.max_send_size) < c->send_buf_size)
+        c->send_buf_size = smbd_stride_for(c->neg.max_send_size);
+    if ((err = chunk_add(c, base_slots(c))) != 0)
+        return err;
+    /* The new chunk is the base, first in the list; the negotiate message's chunk is
+     * freed now if its slot is back, else as soon as it is (smbd_slot_put), and what it
+     * drew goes back to the reserve. */
+    for (ch = c->chunks; ch->next->next; ch = ch->next)
+        ;
+    ch->next->next = c->chunks;
+    c->chunks = ch->next;
+    ch->next = NULL;
+    smbd_pin_settle_reserve(c, c->chunks->drawn);
+    c->chunks->drawn = 0;
+    if (ch->used)
+        c->retired = ch;
+    else
+        unlink_free(c, ch);
+    return 0;
 }
 
 void smbd_send_pool_free(struct smbd_conn *c)
@@ -115,6 +159,7 @@ void smbd_send_pool_free(struct smbd_conn *c)
         c->chunks = ch->next;
         chunk_free(c, ch);
     }
+    c->retired = NULL;
     c->slots_free = 0;
 }
 
@@ -184,6 +229,10 @@ void smbd_slot_put(struct smbd_conn *c, struct smbd_send_slot *s)
     ch->free = s;
     ch->used--;
     c->slots_free++;
+    if (ch == c->retired && ch->used == 0) {
+        c->retired = NULL;
+        unlink_free(c, ch);
+    }
 }
 
 static int has_free_extra_chunk(const struct smbd_conn *c)
@@ -196,20 +245,14 @@ static int has_free_extra_chunk(const struct smbd_conn *c)
 
 void smbd_send_pool_shrink(struct smbd_conn *c, uint64_t now_ms)
 {
-    struct smbd_send_chunk **pp;
+    struct smbd_send_chunk *ch, *next;
 
     if (!c->chunks || now_ms < c->pool_extra_used_ms + SMBD_POOL_SHRINK_MS)
         return;
-    for (pp = &c->chunks->next; *pp;) {
-        struct smbd_send_chunk *ch = *pp;
-
-        if (ch->used == 0) {
-            *pp = ch->next;
-            c->slots_free -= ch->nslots;
-            chunk_free(c, ch);
-        } else {
-            pp = &ch->next;
-        }
+    for (ch = c->chunks->next; ch; ch = next) {
+        next = ch->next;
+        if (ch->used == 0)
+            unlink_free(c, ch);
     }
 }
 
