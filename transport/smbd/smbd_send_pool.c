@@ -46,7 +46,7 @@ static void chunk_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
     free(ch);
 }
 
-/* A chunk of nslots slots of c->send_buf_size bytes, last in the list. */
+/* Takes ch out of the pool and frees it. */
 static void unlink_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
 {
     struct smbd_send_chunk **pp = &c->chunks;
@@ -58,6 +58,7 @@ static void unlink_free(struct smbd_conn *c, struct smbd_send_chunk *ch)
     chunk_free(c, ch);
 }
 
+/* A chunk of nslots slots of c->send_buf_size bytes, last in the list. */
 static int chunk_add(struct smbd_conn *c, uint32_t nslots)
 {
     struct smbd_send_chunk *ch = calloc(1, sizeof(*ch)), **tail;
@@ -121,7 +122,7 @@ int smbd_send_pool_init(struct smbd_conn *c)
 
 int smbd_send_pool_rebase(struct smbd_conn *c)
 {
-    struct smbd_send_chunk *ch;
+    struct smbd_send_chunk *first = c->chunks; /* the negotiate message's */
     int err;
 
     /* Send buffers hold the negotiated size from now on, not the configured one
@@ -129,22 +130,22 @@ int smbd_send_pool_rebase(struct smbd_conn *c)
      * bytes per buffer). */
     if (smbd_stride_for(c->neg.max_send_size) < c->send_buf_size)
         c->send_buf_size = smbd_stride_for(c->neg.max_send_size);
-    if ((err = chunk_add(c, base_slots(c))) != 0)
+    /* The new chunk is the base, first in the list, added to an empty one. */
+    c->chunks = NULL;
+    err = chunk_add(c, base_slots(c));
+    if (err) {
+        c->chunks = first;
         return err;
-    /* The new chunk is the base, first in the list; the negotiate message's chunk is
-     * freed now if its slot is back, else as soon as it is (smbd_slot_put), and what it
-     * drew goes back to the reserve. */
-    for (ch = c->chunks; ch->next->next; ch = ch->next)
-        ;
-    ch->next->next = c->chunks;
-    c->chunks = ch->next;
-    ch->next = NULL;
+    }
+    c->chunks->next = first;
     smbd_pin_settle_reserve(c, c->chunks->drawn);
     c->chunks->drawn = 0;
-    if (ch->used)
-        c->retired = ch;
+    /* The negotiate message's chunk is freed now if its slot is back, else as soon as it
+     * is (smbd_slot_put); what it drew goes back to the reserve. */
+    if (first->used)
+        c->retired = first;
     else
-        unlink_free(c, ch);
+        unlink_free(c, first);
     return 0;
 }
 
