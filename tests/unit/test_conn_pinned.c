@@ -3,9 +3,9 @@
  * every registration is charged to the process and given back; the reserve serves one
  * I/O without touching the shared room; past the limit a registration is refused before
  * the provider sees it; a client's receive and send buffers take the sizes its peer
- * negotiates and give back the rest of their plan; send buffers that cannot grow make a
- * message wait (-EAGAIN) while earlier sends hold some, and fail it only when nothing
- * would come back. */
+ * negotiates and give back the rest of their plan, a server's send buffers the size its
+ * client receives; send buffers that cannot grow make a message wait (-EAGAIN) while
+ * earlier sends hold some, and fail it only when nothing would come back. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -228,6 +228,38 @@ static void test_a_client_pool_takes_the_size_its_peer_sends(void **state)
     th_end_free(&e);
 }
 
+/* Bytes an established server with the shim's send size registers (the fake provider
+ * pins nothing) once a client receiving max_recv bytes negotiated with it. */
+static size_t server_mr_bytes(uint32_t max_recv)
+{
+    struct smbd_config cfg;
+    struct th_end e;
+    uint8_t msg[64];
+    size_t bytes;
+
+    smbd_config_default(&cfg, SMBD_ROLE_PASSIVE);
+    cfg.max_send_size = 8136;
+    th_end_init(&e, SMBD_ROLE_PASSIVE, &cfg, fake_qp_new(4));
+    assert_int_equal(smbd_conn_start(e.conn, 0), 0);
+    fake_inject(e.qp, msg, th_negotiate_req(msg, 0x0100, 0x0100, 255, 1364, max_recv, MIB), 0);
+    th_poll(&e, 0, 100);
+    assert_int_equal(e.established, 1);
+    /* the receives and the base send chunk: the Negotiate Response's chunk is gone */
+    assert_int_equal(fake_mr_count(e.qp), 2);
+    bytes = fake_mr_bytes(e.qp);
+    th_end_free(&e);
+    return bytes;
+}
+
+/* A server (the relay) makes its permanent send buffers once negotiated too, at the size
+ * its client receives (kernel cifs: 1364 bytes): 271 of 1408 bytes instead of 136 of
+ * 8192. */
+static void test_a_server_sends_from_buffers_of_the_size_its_client_receives(void **state)
+{
+    (void)state;
+    assert_int_equal(server_mr_bytes(8192) - server_mr_bytes(1364), 136 * 8192 - 271 * 1408);
+}
+
 /* ksmbd's 1364-byte receives: each permanent send buffer carries 1340 bytes. */
 static void test_send_buffers_that_cannot_grow_make_a_message_wait(void **state)
 {
@@ -272,6 +304,8 @@ int main(void)
         cmocka_unit_test_teardown(test_the_permanent_buffers_draw_from_a_reserve_given_before_start,
                                   teardown),
         cmocka_unit_test_teardown(test_a_client_pool_takes_the_size_its_peer_sends, teardown),
+        cmocka_unit_test_teardown(test_a_server_sends_from_buffers_of_the_size_its_client_receives,
+                                  teardown),
         cmocka_unit_test_teardown(test_send_buffers_that_cannot_grow_make_a_message_wait,
                                   teardown),
     };
