@@ -222,15 +222,16 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .env = "SMBDIRECT_BUSY_POLL", .flag = "busy-poll", .env_progs = SHIM | RELAY,
         .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_US, .min = 0,
         .max = 10000,
-        .def = { [SD_PROG_SHIM] = "500", [SD_PROG_RELAY] = "100", [SD_PROG_PROBE] = "0" },
+        .def = { [SD_PROG_SHIM] = "1000", [SD_PROG_RELAY] = "100", [SD_PROG_PROBE] = "0" },
         .help = "the most an event loop (the shim's engine thread, each relay loop) looks for "
                 "the next event without sleeping, adapted to how soon events come: an answer "
                 "that comes within it is taken without a sleep and a wake-up (the latency of "
                 "small requests), at the cost of that CPU time; between looks it yields the "
                 "CPU to any other runnable thread, but the scheduler still shares the CPU "
-                "between them, so the relay's default is short: smbd on its machine answers "
-                "a small request within it and gets the CPU back while it creates or writes "
-                "a file; 0: always sleep" },
+                "between them. The shim's default outlasts a server's create of a file, so "
+                "the client takes that answer awake too; the relay's is short: smbd on its "
+                "machine answers a small request within it and gets the CPU back while it "
+                "creates or writes a file; 0: always sleep" },
     [SD_SET_DIRECT_SEND] = {
         .env = "SMBDIRECT_DIRECT_SEND", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
         .choices = off_on, .def = SAME("on"),
