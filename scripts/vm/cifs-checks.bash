@@ -8,16 +8,20 @@
 #   inline   4 KiB reads/writes carried inside SMB Direct messages (threshold raised to 8 KiB).
 #            Larger inline writes are corrupted by this kernel's cifs from the second 4 KiB page
 #            on, against ksmbd as well (seen with rsize=wsize=64 KiB), so inline stays at one page.
+#   tcp      no SMB Direct: the same client over TCP port 445 (scripts/vm/bench's yardstick)
 
 CIFS_MNT=/mnt/cifs-rdma
 
 # cifs_mount ADDR USER PASS IO — mounts //ADDR/share at $CIFS_MNT over SMB Direct (port 5445 first
-# on iWARP) and checks /proc/fs/cifs/DebugData shows it. cache=none sends every read to the server;
-# "soft" makes a dead connection fail calls instead of retrying them forever.
+# on iWARP) and checks /proc/fs/cifs/DebugData shows it (IO tcp: over TCP port 445 instead).
+# cache=none sends every read to the server; "soft" makes a dead connection fail calls instead of
+# retrying them forever.
 cifs_mount() {
     local opts="rdma,vers=3.1.1,username=$2,password=$3,cache=none,soft"
     modprobe cifs && mkdir -p "$CIFS_MNT" || return 1
-    if [ "$4" = inline ]; then
+    if [ "$4" = tcp ]; then
+        opts=${opts#rdma,}
+    elif [ "$4" = inline ]; then
         opts+=",rsize=4096,wsize=4096"
         echo 8192 >/proc/fs/cifs/rdma_readwrite_threshold
     else
@@ -26,6 +30,7 @@ cifs_mount() {
     run timeout 60 mount -t cifs "//$1/share" "$CIFS_MNT" -o "$opts"
     echo "mount: $output"
     [ "$status" -eq 0 ]
+    [ "$4" != tcp ] || return 0
     run cat /proc/fs/cifs/DebugData
     [[ "$output" == *"SMBDirect (in hex) protocol version: 100"* ]] || { echo "$output"; return 1; }
 }
