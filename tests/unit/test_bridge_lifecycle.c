@@ -103,6 +103,13 @@ static int lc_reset_seen(int fd, int ms)
            (soerr == ECONNRESET || soerr == EPIPE);
 }
 
+/* s's bridge ended with a reason that contains want; a failure prints the reason it had. */
+static void lc_assert_reason(const struct th_bridge_side *s, const char *want)
+{
+    if (!strstr(s->reason, want))
+        fail_msg("the bridge ended with \"%s\", not \"...%s...\"", s->reason, want);
+}
+
 static void lc_finish_task(void *ctx)
 {
     struct th_bridge_side *s = ctx;
@@ -158,7 +165,7 @@ static void test_half_close_waits_for_the_answer_then_eof(void **state)
     assert_int_equal(reset, 0); /* EOF */
     assert_true(lc_wait_ended(&p.b, TH_BRIDGE_END_MS));
     assert_int_equal(p.b.end_err, 0);
-    assert_non_null(strstr(p.b.reason, "SMB Direct disconnected"));
+    lc_assert_reason(&p.b, "SMB Direct disconnected");
     th_bridge_teardown(&p);
 }
 
@@ -189,7 +196,7 @@ static void test_finish_at_program_exit_sends_what_was_written(void **state)
     print_message("# the exiting program's tunnel ended %llu ms after finish: %s\n",
                   (unsigned long long)(sd_now_ms() - start), p.b.reason);
     assert_int_equal(p.b.end_err, 0);
-    assert_non_null(strstr(p.b.reason, "SMB Direct disconnected"));
+    lc_assert_reason(&p.b, "SMB Direct disconnected");
 
     for (uint64_t id = 1; id <= LC_WRITES; id++) {
         size_t len = th_smb2_plain_write(msg, id, LC_WRITE);
@@ -307,7 +314,7 @@ static void test_flushing_delivers_all_to_a_slow_reader_then_eof(void **state)
     assert_int_equal(reset, 0); /* EOF after the last byte */
     assert_true(lc_wait_ended(&p.a, TH_BRIDGE_END_MS));
     assert_int_equal(p.a.end_err, -ECONNRESET);
-    assert_non_null(strstr(p.a.reason, "every byte it sent was delivered"));
+    lc_assert_reason(&p.a, "every byte it sent was delivered");
     free(msg);
     free(got);
     th_bridge_teardown(&p);
@@ -478,7 +485,7 @@ static void test_an_illegal_transition_is_refused_and_fails_the_bridge(void **st
 
     assert_true(lc_wait_ended(&p.a, TH_BRIDGE_END_MS));
     assert_int_equal(p.a.end_err, -EINVAL);
-    assert_non_null(strstr(p.a.reason, "OPEN -> DISCONNECTING refused"));
+    lc_assert_reason(&p.a, "OPEN -> DISCONNECTING refused");
     assert_true(th_bridge_wait_closed(p.a.app_fd, TH_BRIDGE_END_MS, NULL) >= 0);
     th_bridge_teardown(&p);
 }
