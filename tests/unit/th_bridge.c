@@ -69,10 +69,11 @@ static void th_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
 
     s->chan_mem_peak = st->chan.mem_peak;
     s->rdma_ios = st->chan.rdma_reads + st->chan.rdma_writes;
-    s->ended++;
     s->end_err = err;
     s->ended_at = sd_now_ms();
     snprintf(s->reason, sizeof(s->reason), "%s", st->reason);
+    /* Last, released: a test thread that sees ended (acquire) sees all of the above. */
+    __atomic_store_n(&s->ended, s->ended + 1, __ATOMIC_RELEASE);
 }
 
 /* A connected TCP pair on loopback (the relay's backend stream shape). */
@@ -168,7 +169,8 @@ void th_bridge_teardown(struct th_bridge_pair *p)
      * other end closes (bridge_end.c). That end is closed above, so the loop's next round
      * reads its EOF and frees the drain, before any task of that round; the second task
      * runs in a round after the one the bridge ended in. */
-    if (p->a.ended && p->b.ended) {
+    if (__atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE)) {
         th_bridge_on_loop(p, th_nothing, NULL);
         th_bridge_on_loop(p, th_nothing, NULL);
     }
