@@ -156,21 +156,25 @@ static void th_nothing(void *ctx)
     (void)ctx;
 }
 
+static int th_both_ended(const struct th_bridge_pair *p)
+{
+    return __atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE);
+}
+
 void th_bridge_teardown(struct th_bridge_pair *p)
 {
     uint64_t end = sd_now_ms() + TH_BRIDGE_END_MS;
 
     close(p->a.app_fd);
     close(p->b.app_fd);
-    while ((!__atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) ||
-            !__atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE)) && sd_now_ms() < end)
+    while (!th_both_ended(p) && sd_now_ms() < end)
         usleep(5000);
     /* A bridge that ended with an error leaves its stream draining on the loop until the
      * other end closes (bridge_end.c). That end is closed above, so the loop's next round
      * reads its EOF and frees the drain, before any task of that round; the second task
      * runs in a round after the one the bridge ended in. */
-    if (__atomic_load_n(&p->a.ended, __ATOMIC_ACQUIRE) &&
-        __atomic_load_n(&p->b.ended, __ATOMIC_ACQUIRE)) {
+    if (th_both_ended(p)) {
         th_bridge_on_loop(p, th_nothing, NULL);
         th_bridge_on_loop(p, th_nothing, NULL);
     }
