@@ -21,7 +21,8 @@ vm_apt() { DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=900 
 VM_KERNEL_SERIES=(6.1 6.12)
 VM_KERNEL=${VM_KERNEL:-6.1}
 vm_kernel_dir() { echo "$VM_CACHE/kernel-${1:-$VM_KERNEL}"; }
-# The series' source tarball, unpacked from linux-source-SERIES at the image's version by install-deps.
+# The series' source tarball, unpacked by install-deps from linux-source-SERIES at the image's
+# version.
 vm_kernel_source_tarball() { echo "$(vm_kernel_dir "$1")/source/usr/src/linux-source-$1.tar.xz"; }
 
 # The ABI of a series' kernel (default VM_KERNEL), e.g. 6.1.0-56-amd64 or 6.12.117+deb12-amd64: the
