@@ -15,9 +15,12 @@ CIFS_MNT=/mnt/cifs-rdma
 # cifs_mount ADDR USER PASS IO — mounts //ADDR/share at $CIFS_MNT over SMB Direct (port 5445 first
 # on iWARP) and checks /proc/fs/cifs/DebugData shows it (IO tcp: over TCP port 445 instead).
 # cache=none sends every read to the server; "soft" makes a dead connection fail calls instead of
-# retrying them forever.
+# retrying them forever. A mount still running after 55 s has the relay's log and the kernel's
+# copied to the results share (mount-stuck-relay.log, mount-stuck-dmesg.log): once, with 6.12, an
+# SMB Direct negotiation against the relay never ended, and after the timeout's signal
+# ("smbd_negotiate rc=-4") mount.cifs hung in the kernel until the VM was killed, logs and all.
 cifs_mount() {
-    local opts="rdma,vers=3.1.1,username=$2,password=$3,cache=none,soft"
+    local opts="rdma,vers=3.1.1,username=$2,password=$3,cache=none,soft" watcher
     modprobe cifs && mkdir -p "$CIFS_MNT" || return 1
     if [ "$4" = tcp ]; then
         opts=${opts#rdma,}
@@ -27,7 +30,15 @@ cifs_mount() {
     else
         echo 4096 >/proc/fs/cifs/rdma_readwrite_threshold
     fi
+    (
+        sleep 55
+        [ ! -f "${SENV_RELAY_LOG:-}" ] || cp "$SENV_RELAY_LOG" /vm/mount-stuck-relay.log
+        dmesg >/vm/mount-stuck-dmesg.log
+    ) </dev/null >/dev/null 2>&1 3>&- &
+    watcher=$!
     run timeout 60 mount -t cifs "//$1/share" "$CIFS_MNT" -o "$opts"
+    kill "$watcher" 2>/dev/null || true
+    wait "$watcher" 2>/dev/null || true
     echo "mount: $output"
     [ "$status" -eq 0 ]
     [ "$4" != tcp ] || return 0
