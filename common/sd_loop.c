@@ -27,6 +27,7 @@
 struct loop_watch {
     sd_fd_cb cb;
     void *ctx;
+    void (*release)(void *ctx); /* sd_loop_add_fd_owned: called by sd_loop_free */
     uint32_t gen; /* 0: slot unused */
 };
 
@@ -114,6 +115,9 @@ void sd_loop_free(struct sd_loop *l)
 
     if (!l)
         return;
+    for (size_t fd = 0; fd < l->nwatches; fd++)
+        if (l->watches[fd].gen != 0 && l->watches[fd].release)
+            l->watches[fd].release(l->watches[fd].ctx);
     HASH_ITER(hh, l->timers_by_id, t, tmp) {
         HASH_DEL(l->timers_by_id, t);
         free(t);
@@ -164,7 +168,8 @@ static uint32_t epoll_mask(int events)
     return (uint32_t)(events & (SD_EV_IN | SD_EV_OUT)); /* same bits as EPOLLIN/EPOLLOUT */
 }
 
-int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx)
+int sd_loop_add_fd_owned(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx,
+                         void (*release)(void *ctx))
 {
     struct epoll_event ev = { .events = epoll_mask(events) };
     int rc;
@@ -180,8 +185,14 @@ int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx
     ev.data.u64 = ((uint64_t)l->next_gen << 32) | (uint32_t)fd;
     if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
         return -errno;
-    l->watches[fd] = (struct loop_watch){ .cb = cb, .ctx = ctx, .gen = l->next_gen };
+    l->watches[fd] = (struct loop_watch){ .cb = cb, .ctx = ctx, .release = release,
+                                          .gen = l->next_gen };
     return 0;
+}
+
+int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx)
+{
+    return sd_loop_add_fd_owned(l, fd, events, cb, ctx, NULL);
 }
 
 int sd_loop_mod_fd(struct sd_loop *l, int fd, int events)

@@ -22,6 +22,11 @@ void sd_loop_free(struct sd_loop *l);
 
 /* fd watches: one watch per fd; events is a mask of SD_EV_IN/SD_EV_OUT. */
 int sd_loop_add_fd(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx);
+/* sd_loop_add_fd for a watch that owns ctx and outlives whoever made it: if the watch is
+ * still there when the loop is freed, sd_loop_free calls release(ctx) (which closes fd
+ * and frees ctx); sd_loop_del_fd never calls it. */
+int sd_loop_add_fd_owned(struct sd_loop *l, int fd, int events, sd_fd_cb cb, void *ctx,
+                         void (*release)(void *ctx));
 int sd_loop_mod_fd(struct sd_loop *l, int fd, int events);
 int sd_loop_del_fd(struct sd_loop *l, int fd);
 

@@ -29,6 +29,8 @@
 #   SENV_RELAY_TRANSPORT relay --transport (default soft)
 #   SENV_SMBD_LOGLEVEL  smbd "log level" (default 2)
 #   SENV_KEEP=1         keep the temp dir after senv_destroy (for debugging)
+#   SENV_RELAY_LEAKS=1  the relay is an ASan build: run it with LeakSanitizer on, and make
+#                       senv_relay_stop fail (printing the report) when its log has one
 
 SENV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${SENV_BUILD:=$SENV_ROOT/build}"
@@ -196,7 +198,9 @@ senv_relay_start() {
     if [ ! -x "$relay" ]; then senv_say "$relay is missing (run make)"; return 1; fi
     # its status socket in the test's tree; no drain on SIGTERM (senv_relay_stop ends it
     # at once, as a test's teardown wants); the caller's flags come after and win
-    setsid "$relay" --listen "$host:$SENV_RELAY_PORT" \
+    local asan=${ASAN_OPTIONS-}
+    [ "${SENV_RELAY_LEAKS:-0}" = 1 ] && asan="${asan:+$asan:}detect_leaks=1"
+    ASAN_OPTIONS=$asan setsid "$relay" --listen "$host:$SENV_RELAY_PORT" \
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" \
         --status-socket "$SENV_DIR/relay.sock" --drain-time 0 "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &
@@ -205,8 +209,18 @@ senv_relay_start() {
         "$host"
 }
 
-# senv_relay_stop [SIGNAL]
-senv_relay_stop() { senv_stop_pidfile relay "${1:-TERM}"; SENV_RELAY_PID=''; }
+# senv_relay_stop [SIGNAL] — fails when SENV_RELAY_LEAKS=1 and the relay's exit reported a
+# leak (the report goes to stderr).
+senv_relay_stop() {
+    senv_stop_pidfile relay "${1:-TERM}"
+    SENV_RELAY_PID=''
+    if [ "${SENV_RELAY_LEAKS:-0}" = 1 ] && [ -n "${SENV_RELAY_LOG:-}" ] &&
+        grep -q 'LeakSanitizer' "$SENV_RELAY_LOG" 2>/dev/null; then
+        senv_say "the relay leaked memory at exit ($SENV_RELAY_LOG):"
+        sed -n '/LeakSanitizer/,/^SUMMARY/p' "$SENV_RELAY_LOG" >&2
+        return 1
+    fi
+}
 
 # senv_stop_pidfile NAME SIGNAL — stops the process group recorded in $SENV_DIR/NAME.pid
 # (pid files let a bats test stop what setup_file started, and the reverse).
@@ -236,15 +250,18 @@ senv_group_alive() {
     ps -e -o pgid=,stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { alive = 1 } END { exit !alive }'
 }
 
-# senv_destroy — stops the relay and smbd and removes the temp tree (unless SENV_KEEP=1).
+# senv_destroy — stops the relay and smbd and removes the temp tree (unless SENV_KEEP=1);
+# fails when senv_relay_stop does.
 senv_destroy() {
-    senv_relay_stop TERM
+    local rc=0
+    senv_relay_stop TERM || rc=1
     senv_smbd_stop TERM
     if [ -n "${SENV_DIR:-}" ] && [ -d "$SENV_DIR" ]; then
         if [ "${SENV_KEEP:-0}" = 1 ]; then senv_say "kept $SENV_DIR"
         else rm -rf "$SENV_DIR"; fi
     fi
     SENV_DIR=''
+    return "$rc"
 }
 
 # senv_smbclient_via VIA [smbclient args...] — runs smbclient against

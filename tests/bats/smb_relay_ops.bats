@@ -4,7 +4,8 @@
 # smbclient through the shim from two loopback client addresses: 127.0.0.1 (IPv4, which
 # the dual-stack relay sees as ::ffff:127.0.0.1) and ::1 (IPv6, smbclient -I ::1). The
 # access list, both connection limits, SIGTERM's drain, SIGHUP's reload, the live
-# status and the event loops, each while sessions move data.
+# status and the event loops, each while sessions move data; and an exit while a lost
+# client's backend connection still drains.
 
 load helpers
 
@@ -256,4 +257,30 @@ await_log() {
     refute kill -0 "$pid" 2>/dev/null
     [ "$(grep -c "^relay: conn [0-9]* closed: " "$SENV_RELAY_LOG")" -eq 6 ]
     refute grep -q "relay shutting down\|drain time over" "$SENV_RELAY_LOG"
+}
+
+@test "relay ops: a relay stopped while a lost client's backend connection still drains exits 0, leaving nothing behind" {
+    # The relay ends a backend stream whose client is gone by reading what smbd still
+    # sends until smbd closes. Here smbd cannot close (stopped), so the relay exits with
+    # that drain still open: the exit must free it (the sanitizer tier's LeakSanitizer
+    # looks), and the relay must neither crash nor wait for it.
+    start --drain-time 0
+    session a 4 "get big $W/a1" @go
+    got a1
+    local relay smbd_child client rc
+    relay=$(cat "$SENV_DIR/relay.pid")
+    # the smbd process serving the relay's backend connection
+    smbd_child=$(ss -Htnp state established "( sport = :$SENV_SMB_PORT )" src "$SENV_ADDR" |
+        grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+    [ -n "$smbd_child" ]
+    kill -STOP "$smbd_child"
+    client=$(pgrep -x -P "${SESSION_PIDS##* }" smbclient)
+    kill -KILL "$client"
+    await_log "relay: conn 1 closed: "
+    kill -TERM "$relay"
+    rc=0
+    wait "$relay" || rc=$?
+    kill -CONT "$smbd_child"
+    [ "$rc" -eq 0 ]
+    grep -q "^relay: Terminated, closing no connections" "$SENV_RELAY_LOG"
 }

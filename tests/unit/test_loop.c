@@ -1,6 +1,7 @@
 /* tests/unit/test_loop.c — sd_loop: fd readiness, watches changed from inside
- * callbacks, timer order and cancel, posting from another thread, stop, another
- * thread's turn on the loop (sd_loop_enter/leave), and the adaptive busy poll. */
+ * callbacks, owned watches released when the loop is freed, timer order and cancel,
+ * posting from another thread, stop, another thread's turn on the loop
+ * (sd_loop_enter/leave), and the adaptive busy poll. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -73,6 +74,49 @@ static void test_fd_readable_and_writable(void **state)
     assert_int_equal(p.calls, 0);
     close(sv[0]);
     sd_loop_free(l);
+}
+
+/* An owned watch still there when the loop is freed is released (once); one deleted
+ * before is not, and a plain watch never is. */
+struct owned_probe {
+    int fd;
+    int released;
+};
+
+static void owned_release(void *ctx)
+{
+    struct owned_probe *o = ctx;
+
+    o->released++;
+    close(o->fd);
+}
+
+static void test_owned_watch_released_at_free(void **state)
+{
+    struct sd_loop *l = sd_loop_new();
+    struct owned_probe kept = { .fd = -1 }, deleted = { .fd = -1 };
+    struct fd_probe plain = { .other_fd = -1 };
+    int a[2], b[2];
+
+    (void)state;
+    assert_non_null(l);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+    kept.fd = a[0];
+    deleted.fd = b[0];
+    assert_int_equal(sd_loop_add_fd_owned(l, a[0], SD_EV_IN, fd_probe_cb, &kept, owned_release), 0);
+    assert_int_equal(sd_loop_add_fd_owned(l, b[0], SD_EV_IN, fd_probe_cb, &deleted, owned_release),
+                     0);
+    assert_int_equal(sd_loop_add_fd(l, a[1], SD_EV_IN, fd_probe_cb, &plain), 0);
+    assert_int_equal(sd_loop_del_fd(l, b[0]), 0);
+    sd_loop_free(l);
+    assert_int_equal(kept.released, 1);
+    assert_int_equal(deleted.released, 0);
+    /* the release closed a[0]: its peer reads EOF */
+    assert_int_equal(read(a[1], &(char){ 0 }, 1), 0);
+    close(a[1]);
+    close(b[0]);
+    close(b[1]);
 }
 
 /* Two ready fds; whichever callback runs first deletes the other's watch, which then
@@ -582,6 +626,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fd_readable_and_writable),
         cmocka_unit_test(test_del_from_callback_skips_pending_event),
+        cmocka_unit_test(test_owned_watch_released_at_free),
         cmocka_unit_test(test_timers_fire_in_time_order),
         cmocka_unit_test(test_timer_cancel),
         cmocka_unit_test(test_timer_brought_forward),

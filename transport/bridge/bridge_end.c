@@ -37,6 +37,16 @@ static int discard_input(int fd)
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 }
 
+/* The drain's end: at the stream's EOF, or when its loop is freed first (the relay
+ * exiting while smbd has not yet closed its side). */
+static void bridge_drain_release(void *ctx)
+{
+    struct bridge_drain *d = ctx;
+
+    close(d->fd);
+    free(d);
+}
+
 static void bridge_drain_cb(void *ctx, int revents)
 {
     struct bridge_drain *d = ctx;
@@ -45,8 +55,7 @@ static void bridge_drain_cb(void *ctx, int revents)
     if (discard_input(d->fd))
         return;
     sd_loop_del_fd(d->loop, d->fd);
-    close(d->fd);
-    free(d);
+    bridge_drain_release(d);
 }
 
 static void bridge_close_stream(struct smbd_bridge *b)
@@ -61,7 +70,8 @@ static void bridge_close_stream(struct smbd_bridge *b)
         d->loop = b->loop;
         d->fd = b->fd;
         shutdown(b->fd, SHUT_WR);
-        if (sd_loop_add_fd(b->loop, b->fd, SD_EV_IN, bridge_drain_cb, d) == 0)
+        if (sd_loop_add_fd_owned(b->loop, b->fd, SD_EV_IN, bridge_drain_cb, d,
+                                 bridge_drain_release) == 0)
             return;
         free(d);
     }
