@@ -267,7 +267,7 @@ await_log() {
     start --drain-time 0
     session a 4 "get big $W/a1" @go
     got a1
-    local relay smbd_child client rc
+    local relay smbd_child client rc i
     relay=$(cat "$SENV_DIR/relay.pid")
     # the smbd process serving the relay's backend connection
     smbd_child=$(ss -Htnp state established "( sport = :$SENV_SMB_PORT )" src "$SENV_ADDR" |
@@ -276,11 +276,13 @@ await_log() {
     kill -STOP "$smbd_child"
     client=$(pgrep -x -P "${SESSION_PIDS##* }" smbclient)
     kill -KILL "$client"
-    await_log "relay: conn 1 closed: "
+    await_log "relay: conn 1 closed: " || { kill -CONT "$smbd_child"; false; }
     kill -TERM "$relay"
+    for i in $(seq 100); do kill -0 "$relay" 2>/dev/null || break; sleep 0.1; done
+    kill -CONT "$smbd_child"
+    refute kill -0 "$relay" 2>/dev/null # it exits without waiting for smbd
     rc=0
     wait "$relay" || rc=$?
-    kill -CONT "$smbd_child"
     [ "$rc" -eq 0 ]
     grep -q "^relay: Terminated, closing no connections" "$SENV_RELAY_LOG"
 }
