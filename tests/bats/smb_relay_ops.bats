@@ -100,6 +100,14 @@ await_status() {
     return 1
 }
 
+# await_exit PID — waits up to 10 s for process PID to exit; fails while it still runs.
+await_exit() {
+    local i
+    for i in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+    echo "process $1 still runs after 10 s" >&2
+    return 1
+}
+
 # await_log TEXT — waits up to 10 s for a relay log line holding TEXT.
 await_log() {
     local i
@@ -171,8 +179,7 @@ await_log() {
     touch "$W/go"
     session_end a
     got a2
-    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    refute kill -0 "$pid" 2>/dev/null
+    await_exit "$pid"
     echo "relay exited $(elapsed "$t0" "$(senv_now)") s after SIGTERM" >&3
     awk -v t="$(elapsed "$t0" "$(senv_now)")" 'BEGIN { exit !(t < 20) }'
     grep -q "relay: conn 1 closed: .*reason " "$SENV_RELAY_LOG"
@@ -253,8 +260,7 @@ await_log() {
     await_log "relay: Terminated, not accepting; waiting up to 60 s for 6 connections to end"
     touch "$W/go"
     for i in 1 2 3 4 5 6; do session_end "s$i"; got "b$i"; done
-    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    refute kill -0 "$pid" 2>/dev/null
+    await_exit "$pid"
     [ "$(grep -c "^relay: conn [0-9]* closed: " "$SENV_RELAY_LOG")" -eq 6 ]
     refute grep -q "relay shutting down\|drain time over" "$SENV_RELAY_LOG"
 }
@@ -267,7 +273,7 @@ await_log() {
     start --drain-time 0
     session a 4 "get big $W/a1" @go
     got a1
-    local relay smbd_child client rc i
+    local relay smbd_child client rc gone
     relay=$(cat "$SENV_DIR/relay.pid")
     # the smbd process serving the relay's backend connection
     smbd_child=$(ss -Htnp state established "( sport = :$SENV_SMB_PORT )" src "$SENV_ADDR" |
@@ -278,9 +284,10 @@ await_log() {
     kill -KILL "$client"
     await_log "relay: conn 1 closed: " || { kill -CONT "$smbd_child"; false; }
     kill -TERM "$relay"
-    for i in $(seq 100); do kill -0 "$relay" 2>/dev/null || break; sleep 0.1; done
+    gone=1
+    await_exit "$relay" || gone=0
     kill -CONT "$smbd_child"
-    refute kill -0 "$relay" 2>/dev/null # it exits without waiting for smbd
+    [ "$gone" -eq 1 ] # it exits without waiting for smbd
     rc=0
     wait "$relay" || rc=$?
     [ "$rc" -eq 0 ]
