@@ -176,12 +176,15 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
     struct shim_tunnel_job *job = ctx;
 
     sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered; of the "
-            "program's %llu bytes, %llu sent from its own thread",
+            "program's %llu bytes, %llu sent from its own thread; of the %llu it was given, "
+            "%llu by reference",
             err ? strerror(-err) : "closed by the program",
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
             (unsigned long long)st->smbd.msgs_delivered,
             (unsigned long long)st->smbd.bytes_delivered,
-            (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed);
+            (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed,
+            (unsigned long long)st->stream_bytes_out,
+            (unsigned long long)st->stream_bytes_spliced);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
                 "bytes written by it, buffers peak %llu bytes",
@@ -214,6 +217,7 @@ static void start_bridge(void *ctx)
         .channel_memory = shim_config_get()->set.channel_memory,
         .channel_memory_total = shim_config_get()->set.channel_memory_total,
         .on_inline_io = tunnel_inline_only,
+        .splice_reads = shim_config_get()->set.splice,
     };
 
     job->next = live_jobs; /* counted in live_tunnels since shim_engine_attach */

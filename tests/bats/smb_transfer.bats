@@ -143,3 +143,33 @@ sent_from_program() {
         rm -f "$SENV_SHARE/direct-$mode.bin"
     done
 }
+
+# given_by_reference OUTPUT — "OUT SPLICED" from the shim's end-of-tunnel line: the bytes
+# the program was given and how many of them went into its socket by reference.
+given_by_reference() {
+    sed -n "s/.*of the \([0-9]*\) it was given, \([0-9]*\) by reference.*/\1 \2/p" \
+        <<<"$1" | tail -n 1
+}
+
+@test "a channel READ's data goes into the program's socket by reference, and is copied with SMBDIRECT_SPLICE=off" {
+    require_shim
+    local d counts out spliced mode
+    d=$(work_dir)
+    senv_random_file "$SENV_SHARE/splice.bin" 67108864
+    for mode in on off; do
+        SMBDIRECT_SPLICE=$mode run_smb -c "get splice.bin $d/got-$mode.bin"
+        assert_success
+        assert_same_file "$SENV_SHARE/splice.bin" "$d/got-$mode.bin"
+        counts=$(given_by_reference "$output")
+        [ -n "$counts" ] || { echo "no end-of-tunnel line in: $output" >&2; return 1; }
+        read -r out spliced <<<"$counts"
+        echo "$mode: $spliced of $out bytes by reference" >&3
+        [ "$out" -gt 67108864 ]
+        if [ "$mode" = on ]; then
+            [ "$spliced" -eq 67108864 ] # every byte of READ data, none of the headers
+        else
+            [ "$spliced" -eq 0 ]
+        fi
+    done
+    rm -f "$SENV_SHARE/splice.bin"
+}

@@ -92,13 +92,14 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     if (b->half_close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->half_close_timer);
     smb2_pending_fini(&b->pending);
-    if (b->end_err == 0 && bridge_outq_len(&b->out.queue) > 0)
-        (void)bridge_outq_write(&b->out.queue, b->fd); /* an orderly end's last, best effort */
+    if (b->end_err == 0 && bridge_outq_len(&b->out.queue) > 0) /* an orderly end's last */
+        (void)bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);
     smbd_bridge_get_stats(b, &st);
     st.reason = b->end_reason;
     bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */
     smbd_link_set_upper(b->link, NULL, NULL);
     smbd_link_free(b->link);
+    bridge_splice_end(&b->out.splice, b->fd, b->out.bytes);
     bridge_close_stream(b);
     bridge_framer_destroy(&b->in.framer);
     bridge_outq_free(&b->out.queue);

@@ -98,6 +98,7 @@ struct bridge_out {
     struct bridge_buf held;   /* the channel's messages waiting for a delivered message's end */
     struct bridge_buf whole;  /* a delivered message the channel wants whole, so far */
     uint64_t bytes;           /* written to the stream */
+    struct bridge_splice splice; /* large READ data into a local stream by reference */
 };
 
 /* Stream -> link (bridge_from_stream.c). */

@@ -18,7 +18,10 @@ void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 
 static void seg_free(struct bridge_outq_seg *s)
 {
-    bridge_buf_free(&s->buf); /* bridge_pool_put: adopted memory came from the pool too */
+    if (s->spliced) /* the socket may hold its pages until the reader reads them */
+        bridge_pool_drop(s->buf.data, s->buf.cap);
+    else
+        bridge_buf_free(&s->buf); /* bridge_pool_put: adopted memory came from the pool too */
     free(s);
 }
 
@@ -78,10 +81,14 @@ int bridge_outq_adopt(struct bridge_outq *q, uint8_t *alloc, size_t cap, const u
     return 0;
 }
 
-/* Drops n written bytes from the front: emptied segments go, except a copy segment
- * that is the last one (kept for the next appends). */
-static void consume(struct bridge_outq *q, size_t n)
+/* Drops n written bytes from the front, which took the stream to offset end: emptied
+ * segments go, except a copy segment that is the last one (kept for the next appends). An
+ * emptied segment that went by reference is held in sp until the reader is past it (NULL:
+ * unmapped). */
+static void consume(struct bridge_outq *q, size_t n, struct bridge_splice *sp, uint64_t end)
 {
+    uint64_t pos = end - n;
+
     q->len -= n;
     while (q->head) {
         struct bridge_outq_seg *s = q->head;
@@ -89,6 +96,7 @@ static void consume(struct bridge_outq *q, size_t n)
 
         bridge_buf_consume(&s->buf, take);
         n -= take;
+        pos += take;
         if (bridge_buf_len(&s->buf) > 0)
             return;
         if (s == q->tail && !s->adopted) {
@@ -98,21 +106,50 @@ static void consume(struct bridge_outq *q, size_t n)
         q->head = s->next;
         if (!q->head)
             q->tail = NULL;
-        seg_free(s);
+        if (s->spliced && sp) {
+            (void)bridge_splice_hold(sp, s->buf.data, s->buf.cap, pos);
+            free(s);
+        } else {
+            seg_free(s);
+        }
     }
 }
 
-ssize_t bridge_outq_write(struct bridge_outq *q, int fd)
+/* The head segment, when it is adopted and sp splices: its bytes go by reference. Returns
+ * the bytes written, 0 when the socket is full, or -1 when splicing just failed (the
+ * bytes are then written by copy). */
+static ssize_t splice_head(struct bridge_outq *q, int fd, struct bridge_splice *sp)
+{
+    struct bridge_outq_seg *s = q->head;
+    ssize_t n = bridge_splice_out(sp, fd, bridge_buf_head(&s->buf), bridge_buf_len(&s->buf));
+
+    if (n > 0)
+        s->spliced = 1;
+    return n < 0 ? -1 : n;
+}
+
+ssize_t bridge_outq_write(struct bridge_outq *q, int fd, struct bridge_splice *sp, uint64_t pos)
 {
     size_t written = 0;
 
     while (q->len > 0) {
         struct iovec iov[BRIDGE_OUTQ_IOV_MAX];
         struct msghdr mh = { .msg_iov = iov };
+        int splicing = sp && sp->on;
         ssize_t n;
 
-        for (struct bridge_outq_seg *s = q->head; s && mh.msg_iovlen < BRIDGE_OUTQ_IOV_MAX;
-             s = s->next)
+        if (splicing && q->head->adopted) {
+            n = splice_head(q, fd, sp);
+            if (n < 0)
+                continue;
+            if (n == 0)
+                break;
+            written += (size_t)n;
+            consume(q, (size_t)n, sp, pos + written);
+            continue;
+        }
+        for (struct bridge_outq_seg *s = q->head;
+             s && mh.msg_iovlen < BRIDGE_OUTQ_IOV_MAX && !(splicing && s->adopted); s = s->next)
             if (bridge_buf_len(&s->buf) > 0)
                 iov[mh.msg_iovlen++] =
                     (struct iovec){ bridge_buf_head(&s->buf), bridge_buf_len(&s->buf) };
@@ -124,8 +161,8 @@ ssize_t bridge_outq_write(struct bridge_outq *q, int fd)
                 break;
             return -errno;
         }
-        consume(q, (size_t)n);
         written += (size_t)n;
+        consume(q, (size_t)n, sp, pos + written);
     }
     return (ssize_t)written;
 }

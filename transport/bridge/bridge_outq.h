@@ -3,7 +3,8 @@
  * whole (the allocation they arrived in, from bridge_pool, written from where the bytes
  * lie and given back to the pool once written), so an 8 MiB READ or WRITE that the
  * socket does not take at once is not copied again. One sendmsg writes up to
- * BRIDGE_OUTQ_IOV_MAX segments. */
+ * BRIDGE_OUTQ_IOV_MAX segments. Into a local stream (bridge_splice) an adopted message goes
+ * by reference instead, and its allocation waits there until the reader has read it. */
 #ifndef SMBDIRECT_BRIDGE_OUTQ_H
 #define SMBDIRECT_BRIDGE_OUTQ_H
 
@@ -13,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "bridge_buf.h"
+#include "bridge_splice.h"
 
 #define BRIDGE_OUTQ_IOV_MAX 64
 
@@ -20,6 +22,8 @@ struct bridge_outq_seg {
     struct bridge_outq_seg *next;
     struct bridge_buf buf;
     int adopted;             /* buf's memory is an adopted allocation: never appended to */
+    int spliced;             /* ... some of whose bytes went by reference: the socket may
+                                hold its pages, it is never reused before they are read */
 };
 
 struct bridge_outq {
@@ -30,7 +34,8 @@ struct bridge_outq {
 
 /* Allocates nothing. */
 void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap);
-/* Frees every segment (adopted allocations go back to bridge_pool). */
+/* Frees every segment (adopted allocations go back to bridge_pool; one partly spliced is
+ * unmapped instead, bridge_pool_drop). */
 void bridge_outq_free(struct bridge_outq *q);
 static inline size_t bridge_outq_len(const struct bridge_outq *q) { return q->len; }
 
@@ -42,7 +47,9 @@ int bridge_outq_adopt(struct bridge_outq *q, uint8_t *alloc, size_t cap, const u
                       size_t len);
 
 /* Writes queued bytes to fd (MSG_NOSIGNAL) until the queue is empty or the socket is
- * full. Returns the bytes written (0 when it would block), or -errno. */
-ssize_t bridge_outq_write(struct bridge_outq *q, int fd);
+ * full; adopted segments by reference while sp (may be NULL) is on, their allocations
+ * then handed to sp once spliced whole (pos: the stream's bytes written before this
+ * call). Returns the bytes written (0 when it would block), or -errno. */
+ssize_t bridge_outq_write(struct bridge_outq *q, int fd, struct bridge_splice *sp, uint64_t pos);
 
 #endif

@@ -1,11 +1,15 @@
 /* transport/bridge/bridge_pool.c — the bridge's buffer cache (see bridge_pool.h). The idle
  * buffers are a short list (at most BRIDGE_POOL_IDLE_MAX / BRIDGE_POOL_MIN entries, in
- * practice a few 8 MiB ones) under one mutex: the shim runs a loop thread per tunnel.
- * An idle buffer holds its own list entry in its first bytes. */
+ * practice a few 8 MiB ones) under one mutex: a process may run several loop threads.
+ * An idle buffer holds its own list entry in its first bytes. Large buffers are mappings
+ * of their own (never malloc's heap), so one whose pages a socket still references can be
+ * unmapped (bridge_pool_drop) with no other memory ever landing on those pages. */
 #include "bridge_pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 struct idle_buf {
     struct idle_buf *next;
@@ -17,13 +21,30 @@ static struct idle_buf *idle_list;
 static size_t idle_bytes;
 static unsigned users;
 
+static void *large_alloc(size_t len, size_t *cap)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = (len + page - 1) / page * page;
+    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (mem == MAP_FAILED)
+        return NULL;
+    *cap = size;
+    return mem;
+}
+
+static void large_free(void *mem, size_t cap)
+{
+    munmap(mem, cap);
+}
+
 static void free_idle_locked(void)
 {
     while (idle_list) {
         struct idle_buf *b = idle_list;
 
         idle_list = b->next;
-        free(b);
+        large_free(b, b->cap);
     }
     idle_bytes = 0;
 }
@@ -62,6 +83,7 @@ void *bridge_pool_get(size_t len, size_t *cap)
             return b;
         }
         pthread_mutex_unlock(&pool_lock);
+        return large_alloc(len, cap);
     }
     mem = malloc(len ? len : 1);
     if (mem)
@@ -86,7 +108,16 @@ void bridge_pool_put(void *mem, size_t cap)
         mem = NULL;
     }
     pthread_mutex_unlock(&pool_lock);
-    free(mem);
+    if (mem)
+        large_free(mem, cap);
+}
+
+void bridge_pool_drop(void *mem, size_t cap)
+{
+    if (!mem || cap < BRIDGE_POOL_MIN)
+        free(mem);
+    else
+        large_free(mem, cap);
 }
 
 size_t bridge_pool_idle(void)

@@ -3,7 +3,7 @@
  * output queue's buffers once a large message grew them. A buffer of at least
  * BRIDGE_POOL_MIN bytes given back is kept, up to BRIDGE_POOL_IDLE_MAX bytes, and handed out
  * again, so a stream of 8 MiB I/Os does not map, fault in and unmap 8 MiB per I/O.
- * Smaller ones are plain malloc/free. Everything idle is freed when the last user (a
+ * Smaller ones are plain malloc/free; larger ones are anonymous mappings of their own. Everything idle is freed when the last user (a
  * bridge) goes. */
 #ifndef SMBDIRECT_BRIDGE_POOL_H
 #define SMBDIRECT_BRIDGE_POOL_H
@@ -25,6 +25,11 @@ void *bridge_pool_get(size_t len, size_t *cap);
 /* Gives back a buffer of cap bytes from bridge_pool_get: kept while the idle bytes stay
  * within BRIDGE_POOL_IDLE_MAX, else freed. */
 void bridge_pool_put(void *mem, size_t cap);
+
+/* Frees a buffer from bridge_pool_get without keeping it: one of at least
+ * BRIDGE_POOL_MIN bytes is unmapped, so pages a socket still holds by reference (vmsplice)
+ * keep their bytes until the socket lets go of them, and nothing else ever writes there. */
+void bridge_pool_drop(void *mem, size_t cap);
 
 /* Idle bytes held now (for tests). */
 size_t bridge_pool_idle(void);

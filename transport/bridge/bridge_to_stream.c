@@ -17,7 +17,10 @@
 
 void bridge_flush(struct smbd_bridge *b)
 {
-    ssize_t n = bridge_outq_write(&b->out.queue, b->fd);
+    ssize_t n;
+
+    bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes);
+    n = bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);
 
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
@@ -53,16 +56,20 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
  * end, so the reader is not woken once per fragment. What the socket does not take
  * stays queued until it is writable: copied, except a large last piece lying in alloc
  * (cap bytes from bridge_pool; NULL: none), whose allocation the queue then takes over.
- * Returns 1 when it did (alloc is the queue's now), else 0. */
+ * Into a local stream that takes bytes by reference (bridge_splice) such a piece is
+ * always queued that way, and goes by splice (its lead, a READ response's header, by
+ * copy). Returns 1 when the queue took alloc (it is the queue's now), else 0. */
 static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
                       uint8_t *alloc, size_t cap)
 {
     size_t total = 0, sent = 0, lead, skip;
     int rc = 0, adopted = 0;
+    int by_reference = b->out.splice.on && alloc && iov[n - 1].iov_len >= BRIDGE_POOL_MIN;
 
+    bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes); /* a syscall only while held */
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked &&
+    if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked && !by_reference &&
         (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
 

@@ -83,6 +83,7 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     st->stream_bytes_in = b->in.bytes;
     st->stream_bytes_fed = b->in.fed;
     st->stream_bytes_out = b->out.bytes;
+    st->stream_bytes_spliced = b->out.splice.bytes;
     if (b->chan)
         bridge_chan_get_stats(b->chan, &st->chan);
 }
@@ -248,6 +249,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */
     bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
+    bridge_splice_init(&b->out.splice, stream_fd, opts && opts->splice_reads);
     bridge_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     bridge_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {

@@ -20,6 +20,7 @@ struct smbd_bridge_stats {
     struct smbd_params params;       /* negotiated values and current credits (3.1.4.7) */
     uint64_t stream_bytes_in, stream_bytes_out;
     uint64_t stream_bytes_fed;       /* of stream_bytes_in: handed over by smbd_bridge_feed */
+    uint64_t stream_bytes_spliced;   /* of stream_bytes_out: by reference (bridge_splice) */
     const char *reason;              /* one line: why the bridge ended (valid in on_end;
                                         NULL from smbd_bridge_get_stats) */
 };
@@ -36,6 +37,9 @@ struct smbd_bridge_opts {
     /* Client role, may be NULL: called with the ctx of smbd_bridge_start, once, when this
      * connection's READ/WRITE go inline from now on (bridge_chan_host.inline_io). */
     void (*on_inline_io)(void *ctx);
+    /* The stream is the program's own AF_UNIX socket (the shim): large READ data goes into
+     * it by reference, not copied (bridge_splice.h), where the kernel allows it. */
+    int splice_reads;
 };
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this

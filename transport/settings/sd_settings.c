@@ -58,6 +58,7 @@ static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_v
     case SD_SET_LOOPS: s->loops = (uint32_t)v->num; break;
     case SD_SET_BUSY_POLL: s->busy_poll_us = (uint32_t)v->num; break;
     case SD_SET_DIRECT_SEND: s->direct_send = (int)v->word; break;
+    case SD_SET_SPLICE: s->splice = (int)v->word; break;
     case SD_SET_COUNT: break;
     }
 }

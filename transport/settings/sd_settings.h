@@ -59,6 +59,7 @@ enum sd_setting_id {
     SD_SET_LOOPS,
     SD_SET_BUSY_POLL,
     SD_SET_DIRECT_SEND,
+    SD_SET_SPLICE,
     SD_SET_COUNT
 };
 
@@ -141,6 +142,7 @@ struct sd_settings {
     uint32_t loops; /* 0: one per CPU the relay may run on */
     uint32_t busy_poll_us;
     int direct_send; /* the shim: the program's thread sends its own requests */
+    int splice;      /* the shim: large READ data into the program's socket by reference */
 };
 
 /* s = every default of prog. */

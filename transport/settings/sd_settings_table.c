@@ -240,4 +240,12 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "a large WRITE is copied once, not through the socketpair); it falls back to "
                 "the socketpair whenever the engine is still busy with earlier bytes or "
                 "holds the tunnel back (credits, memory); off: always the socketpair" },
+    [SD_SET_SPLICE] = {
+        .env = "SMBDIRECT_SPLICE", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
+        .choices = off_on, .def = SAME("on"),
+        .help = "on: the data of a READ that came by the RDMA channel goes into the "
+                "program's socketpair by reference (vmsplice and splice), not copied, so the "
+                "program's own read is the only copy of it in the shim; its buffer is reused "
+                "only once the program has read past it (where the kernel does not allow "
+                "this, it is copied); off: always copied" },
 };
