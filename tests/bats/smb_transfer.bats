@@ -114,11 +114,19 @@ get_and_check() {
     rm -rf "$SENV_SHARE/mtree"
 }
 
-# sent_from_program OUTPUT — "IN FED" from the shim's end-of-tunnel line: the program's
-# bytes and how many of them its own thread sent (SMBDIRECT_DIRECT_SEND).
-sent_from_program() {
-    sed -n "s/.*of the program's \([0-9]*\) bytes, \([0-9]*\) sent from its own thread.*/\1 \2/p" \
-        <<<"$1" | tail -n 1
+# end_line_counts OUTPUT fed|spliced — two counts from the shim's last end-of-tunnel line
+# in OUTPUT: "fed", the program's bytes and how many of them its own thread sent
+# (SMBDIRECT_DIRECT_SEND); "spliced", the bytes it was given and how many of them went into
+# its socket by reference (SMBDIRECT_SPLICE). Fails, showing OUTPUT, without such a line.
+end_line_counts() {
+    local re counts
+    case $2 in
+        fed) re="of the program's \([0-9]*\) bytes, \([0-9]*\) sent from its own thread" ;;
+        spliced) re="of the \([0-9]*\) it was given, \([0-9]*\) by reference" ;;
+    esac
+    counts=$(sed -n "s/.*$re.*/\1 \2/p" <<<"$1" | tail -n 1)
+    [ -n "$counts" ] || { echo "no end-of-tunnel line in: $1" >&2; return 1; }
+    echo "$counts"
 }
 
 @test "the program's own thread sends its requests, and the engine thread with SMBDIRECT_DIRECT_SEND=off" {
@@ -131,8 +139,7 @@ sent_from_program() {
         assert_success
         assert_same_file "$d/src.bin" "$SENV_SHARE/direct-$mode.bin"
         assert_same_file "$d/src.bin" "$d/got-$mode.bin"
-        counts=$(sent_from_program "$output")
-        [ -n "$counts" ] || { echo "no end-of-tunnel line in: $output" >&2; return 1; }
+        counts=$(end_line_counts "$output" fed) || return 1
         read -r in fed <<<"$counts"
         echo "$mode: $fed of $in bytes sent from the program's thread" >&3
         if [ "$mode" = on ]; then
@@ -144,13 +151,6 @@ sent_from_program() {
     done
 }
 
-# given_by_reference OUTPUT — "OUT SPLICED" from the shim's end-of-tunnel line: the bytes
-# the program was given and how many of them went into its socket by reference.
-given_by_reference() {
-    sed -n "s/.*of the \([0-9]*\) it was given, \([0-9]*\) by reference.*/\1 \2/p" \
-        <<<"$1" | tail -n 1
-}
-
 @test "a channel READ's data goes into the program's socket by reference, and is copied with SMBDIRECT_SPLICE=off" {
     require_shim
     local d counts out spliced mode
@@ -160,8 +160,7 @@ given_by_reference() {
         SMBDIRECT_SPLICE=$mode run_smb -c "get splice.bin $d/got-$mode.bin"
         assert_success
         assert_same_file "$SENV_SHARE/splice.bin" "$d/got-$mode.bin"
-        counts=$(given_by_reference "$output")
-        [ -n "$counts" ] || { echo "no end-of-tunnel line in: $output" >&2; return 1; }
+        counts=$(end_line_counts "$output" spliced) || return 1
         read -r out spliced <<<"$counts"
         echo "$mode: $spliced of $out bytes by reference" >&3
         [ "$out" -gt 67108864 ]

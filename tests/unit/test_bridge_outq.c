@@ -19,6 +19,7 @@
 
 #include "bridge_outq.h"
 #include "bridge_pool.h"
+#include "th_sock.h"
 
 #define BIG (1u << 20)
 
@@ -27,17 +28,6 @@ static void append_text(struct bridge_outq *q, const char *text)
     struct iovec iov = { (void *)(uintptr_t)text, strlen(text) };
 
     assert_int_equal(bridge_outq_append(q, &iov, 1, 0), 0);
-}
-
-/* Reads what is in the socket without blocking; returns the bytes read. */
-static size_t drain(int fd, uint8_t *to, size_t cap)
-{
-    size_t got = 0;
-    ssize_t n;
-
-    while (got < cap && (n = recv(fd, to + got, cap - got, MSG_DONTWAIT)) > 0)
-        got += (size_t)n;
-    return got;
 }
 
 static void test_order_across_copies_and_adoptions(void **state)
@@ -50,9 +40,7 @@ static void test_order_across_copies_and_adoptions(void **state)
 
     (void)state;
     bridge_pool_ref();
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    th_sock_writer_pair(sv, sndbuf);
     bridge_outq_init(&q, 256, 4096);
     append_text(&q, "head:");
     alloc = bridge_pool_get(BIG + 16, &cap);
@@ -69,10 +57,10 @@ static void test_order_across_copies_and_adoptions(void **state)
         ssize_t w = bridge_outq_write(&q, sv[0], NULL, 0);
 
         assert_true(w >= 0);
-        have += drain(sv[1], got + have, sizeof(got) - have);
+        have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
         assert_true(++n < 100000);
     }
-    have += drain(sv[1], got + have, sizeof(got) - have);
+    have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
     assert_int_equal(have, 10 + BIG);
     assert_memory_equal(got, want, have);
     assert_int_equal(bridge_pool_idle(), cap); /* the adopted allocation went back */
@@ -135,9 +123,7 @@ static void test_splicing_keeps_order_and_holds_the_buffer_until_read(void **sta
 
     (void)state;
     bridge_pool_ref();
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    th_sock_writer_pair(sv, sndbuf);
     bridge_splice_init(&sp, sv[0], 1);
     assert_true(sp.on);
     bridge_outq_init(&q, 256, 4096);
@@ -157,10 +143,10 @@ static void test_splicing_keeps_order_and_holds_the_buffer_until_read(void **sta
         pos += (uint64_t)w;
         if (bridge_outq_len(&q) < 5) /* spliced whole, the reader not yet past it: held */
             assert_int_equal(bridge_splice_held(&sp), 1);
-        have += drain(sv[1], got + have, sizeof(got) - have);
+        have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
         assert_true(++n < 100000);
     }
-    have += drain(sv[1], got + have, sizeof(got) - have);
+    have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
     assert_int_equal(have, 10 + BIG);
     assert_memory_equal(got, want, have);
     assert_int_equal(sp.bytes, BIG);        /* every adopted byte by reference */
@@ -190,9 +176,7 @@ static void test_free_never_pools_a_partly_spliced_buffer(void **state)
 
     (void)state;
     bridge_pool_ref();
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    th_sock_writer_pair(sv, sndbuf);
     bridge_splice_init(&sp, sv[0], 1);
     bridge_outq_init(&q, 256, 4096);
     alloc = bridge_pool_get(BIG, &cap);
@@ -206,7 +190,7 @@ static void test_free_never_pools_a_partly_spliced_buffer(void **state)
     assert_int_equal(bridge_pool_idle(), 0);
     next = bridge_pool_get(BIG, &cap2);
     memset(next, 0xee, cap2);
-    have = drain(sv[1], got, sizeof(got));
+    have = th_sock_drain(sv[1], got, sizeof(got));
     assert_int_equal(have, (size_t)w);
     assert_memory_equal(got, want, have);
     bridge_pool_put(next, cap2);

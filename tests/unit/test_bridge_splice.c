@@ -18,27 +18,43 @@
 
 #include "bridge_pool.h"
 #include "bridge_splice.h"
+#include "th_sock.h"
 
 #define BIG (1u << 20)
-
-static size_t drain(int fd, uint8_t *to, size_t cap)
-{
-    size_t got = 0;
-    ssize_t n;
-
-    while (got < cap && (n = recv(fd, to + got, cap - got, MSG_DONTWAIT)) > 0)
-        got += (size_t)n;
-    return got;
-}
 
 /* A socketpair whose first end takes BIG bytes at once. */
 static void local_pair(int sv[2])
 {
-    int sndbuf = 4 * BIG;
+    th_sock_writer_pair(sv, 4 * BIG);
+}
 
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+/* Each splicing test: a local pair (sv[0] the writer's end, -1 once closed), splicing on. */
+struct rig {
+    int sv[2];
+    struct bridge_splice sp;
+};
+
+static int rig_setup(void **state)
+{
+    static struct rig r;
+
+    bridge_pool_ref();
+    local_pair(r.sv);
+    bridge_splice_init(&r.sp, r.sv[0], 1);
+    assert_true(r.sp.on);
+    *state = &r;
+    return 0;
+}
+
+static int rig_teardown(void **state)
+{
+    struct rig *r = *state;
+
+    if (r->sv[0] >= 0)
+        close(r->sv[0]);
+    close(r->sv[1]);
+    bridge_pool_unref();
+    return 0;
 }
 
 /* Splices the whole of a new pool buffer of BIG bytes filled with seed into sv[0]. */
@@ -75,25 +91,16 @@ static void test_only_local_streams_splice(void **state)
 static void test_the_reader_gets_the_pages(void **state)
 {
     static uint8_t got[BIG];
-    struct bridge_splice sp;
+    struct rig *r = *state;
     size_t cap;
-    uint8_t *alloc;
-    int sv[2];
+    uint8_t *alloc = splice_big(&r->sp, r->sv[0], 1, &cap);
 
-    (void)state;
-    bridge_pool_ref();
-    local_pair(sv);
-    bridge_splice_init(&sp, sv[0], 1);
-    alloc = splice_big(&sp, sv[0], 1, &cap);
     memset(alloc, 0x42, 4096);
-    assert_int_equal(drain(sv[1], got, sizeof(got)), BIG);
+    assert_int_equal(th_sock_drain(r->sv[1], got, sizeof(got)), BIG);
     assert_int_equal(got[0], 0x42);
     assert_int_equal(got[4095], 0x42);
     assert_int_equal(got[4096], (uint8_t)(4096 * 5 + 1));
     bridge_pool_put(alloc, cap);
-    close(sv[0]);
-    close(sv[1]);
-    bridge_pool_unref();
 }
 
 /* The first large message of a stream: the socket counts more unread memory (each
@@ -102,65 +109,48 @@ static void test_the_reader_gets_the_pages(void **state)
 static void test_a_new_stream_holds_what_is_unread(void **state)
 {
     static uint8_t got[BIG];
-    struct bridge_splice sp;
+    struct rig *r = *state;
     size_t cap;
     uint8_t *alloc;
-    int sv[2];
 
-    (void)state;
-    bridge_pool_ref();
-    local_pair(sv);
-    bridge_splice_init(&sp, sv[0], 1);
-    assert_int_equal(send(sv[0], "hello", 5, 0), 5);
-    assert_int_equal(drain(sv[1], got, 5), 5);
-    alloc = splice_big(&sp, sv[0], 2, &cap);
-    assert_int_equal(bridge_splice_hold(&sp, alloc, cap, 5 + BIG), 0);
-    bridge_splice_reap(&sp, sv[0], 5 + BIG);
-    assert_int_equal(bridge_splice_held(&sp), 1);
-    assert_int_equal(drain(sv[1], got, BIG / 2), BIG / 2);
-    bridge_splice_reap(&sp, sv[0], 5 + BIG);
-    assert_int_equal(bridge_splice_held(&sp), 1);
+    assert_int_equal(send(r->sv[0], "hello", 5, 0), 5);
+    assert_int_equal(th_sock_drain(r->sv[1], got, 5), 5);
+    alloc = splice_big(&r->sp, r->sv[0], 2, &cap);
+    assert_int_equal(bridge_splice_hold(&r->sp, alloc, cap, 5 + BIG), 0);
+    bridge_splice_reap(&r->sp, r->sv[0], 5 + BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 1);
+    assert_int_equal(th_sock_drain(r->sv[1], got, BIG / 2), BIG / 2);
+    bridge_splice_reap(&r->sp, r->sv[0], 5 + BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 1);
     assert_int_equal(bridge_pool_idle(), 0);
-    assert_int_equal(drain(sv[1], got + BIG / 2, BIG / 2), BIG / 2);
+    assert_int_equal(th_sock_drain(r->sv[1], got + BIG / 2, BIG / 2), BIG / 2);
     for (size_t i = 0; i < BIG; i++)
         assert_int_equal(got[i], (uint8_t)(i * 5 + 2));
-    bridge_splice_reap(&sp, sv[0], 5 + BIG);
-    assert_int_equal(bridge_splice_held(&sp), 0);
+    bridge_splice_reap(&r->sp, r->sv[0], 5 + BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 0);
     assert_int_equal(bridge_pool_idle(), cap);
-    close(sv[0]);
-    close(sv[1]);
-    bridge_pool_unref();
 }
 
 /* Two buffers: reading past the first gives back the first only. */
 static void test_buffers_go_back_in_order(void **state)
 {
     static uint8_t got[2 * BIG];
-    struct bridge_splice sp;
+    struct rig *r = *state;
     size_t cap1, cap2;
-    uint8_t *a1, *a2;
-    int sv[2];
+    uint8_t *a1 = splice_big(&r->sp, r->sv[0], 3, &cap1), *a2;
 
-    (void)state;
-    bridge_pool_ref();
-    local_pair(sv);
-    bridge_splice_init(&sp, sv[0], 1);
-    a1 = splice_big(&sp, sv[0], 3, &cap1);
-    assert_int_equal(bridge_splice_hold(&sp, a1, cap1, BIG), 0);
-    a2 = splice_big(&sp, sv[0], 4, &cap2);
-    assert_int_equal(bridge_splice_hold(&sp, a2, cap2, 2 * BIG), 0);
-    assert_int_equal(sp.bytes, 2 * BIG);
-    assert_int_equal(drain(sv[1], got, BIG + BIG / 2), BIG + BIG / 2);
-    bridge_splice_reap(&sp, sv[0], 2 * BIG);
-    assert_int_equal(bridge_splice_held(&sp), 1);
+    assert_int_equal(bridge_splice_hold(&r->sp, a1, cap1, BIG), 0);
+    a2 = splice_big(&r->sp, r->sv[0], 4, &cap2);
+    assert_int_equal(bridge_splice_hold(&r->sp, a2, cap2, 2 * BIG), 0);
+    assert_int_equal(r->sp.bytes, 2 * BIG);
+    assert_int_equal(th_sock_drain(r->sv[1], got, BIG + BIG / 2), BIG + BIG / 2);
+    bridge_splice_reap(&r->sp, r->sv[0], 2 * BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 1);
     assert_int_equal(bridge_pool_idle(), cap1);
-    assert_int_equal(drain(sv[1], got + BIG + BIG / 2, BIG / 2), BIG / 2);
-    bridge_splice_end(&sp, sv[0], 2 * BIG);
-    assert_int_equal(bridge_splice_held(&sp), 0);
+    assert_int_equal(th_sock_drain(r->sv[1], got + BIG + BIG / 2, BIG / 2), BIG / 2);
+    bridge_splice_end(&r->sp, r->sv[0], 2 * BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 0);
     assert_int_equal(bridge_pool_idle(), cap1 + cap2);
-    close(sv[0]);
-    close(sv[1]);
-    bridge_pool_unref();
 }
 
 /* The stream ends before the reader read: the buffer is unmapped, and a buffer the pool
@@ -168,40 +158,35 @@ static void test_buffers_go_back_in_order(void **state)
 static void test_the_end_unmaps_what_is_unread(void **state)
 {
     static uint8_t got[BIG];
-    struct bridge_splice sp;
+    struct rig *r = *state;
     size_t cap, cap2;
-    uint8_t *alloc, *next;
-    int sv[2];
+    uint8_t *alloc = splice_big(&r->sp, r->sv[0], 6, &cap), *next;
 
-    (void)state;
-    bridge_pool_ref();
-    local_pair(sv);
-    bridge_splice_init(&sp, sv[0], 1);
-    alloc = splice_big(&sp, sv[0], 6, &cap);
-    assert_int_equal(bridge_splice_hold(&sp, alloc, cap, BIG), 0);
-    bridge_splice_end(&sp, sv[0], BIG);
-    assert_int_equal(bridge_splice_held(&sp), 0);
+    assert_int_equal(bridge_splice_hold(&r->sp, alloc, cap, BIG), 0);
+    bridge_splice_end(&r->sp, r->sv[0], BIG);
+    assert_int_equal(bridge_splice_held(&r->sp), 0);
     assert_int_equal(bridge_pool_idle(), 0);
-    close(sv[0]); /* the reader still gets every byte, then EOF */
+    close(r->sv[0]); /* the reader still gets every byte, then EOF */
+    r->sv[0] = -1;
     next = bridge_pool_get(BIG, &cap2);
     memset(next, 0xee, cap2);
-    assert_int_equal(drain(sv[1], got, sizeof(got)), BIG);
+    assert_int_equal(th_sock_drain(r->sv[1], got, sizeof(got)), BIG);
     for (size_t i = 0; i < BIG; i++)
         assert_int_equal(got[i], (uint8_t)(i * 5 + 6));
-    assert_int_equal(recv(sv[1], got, 1, 0), 0);
+    assert_int_equal(recv(r->sv[1], got, 1, 0), 0);
     bridge_pool_put(next, cap2);
-    close(sv[1]);
-    bridge_pool_unref();
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_only_local_streams_splice),
-        cmocka_unit_test(test_the_reader_gets_the_pages),
-        cmocka_unit_test(test_a_new_stream_holds_what_is_unread),
-        cmocka_unit_test(test_buffers_go_back_in_order),
-        cmocka_unit_test(test_the_end_unmaps_what_is_unread),
+        cmocka_unit_test_setup_teardown(test_the_reader_gets_the_pages, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_a_new_stream_holds_what_is_unread, rig_setup,
+                                        rig_teardown),
+        cmocka_unit_test_setup_teardown(test_buffers_go_back_in_order, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_the_end_unmaps_what_is_unread, rig_setup,
+                                        rig_teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
