@@ -3,10 +3,13 @@
  * larger than asked for are not, the idle bytes stay within BRIDGE_POOL_IDLE_MAX, nothing
  * is kept without a user, and the last user's going frees everything idle. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -84,6 +87,37 @@ static void test_nothing_kept_without_a_user(void **state)
     assert_int_equal(bridge_pool_idle(), 0);
 }
 
+/* In a child (SIGSEGV at its default, not cmocka's or a sanitizer's handler): writes the
+ * byte at offset off from the end (off >= 0) or start (off < 0) of a new large buffer,
+ * after all of it. Returns the signal that ended the child, 0 when the write went through. */
+static int child_writes_at(ptrdiff_t off)
+{
+    pid_t pid = fork();
+    int status = 0;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        size_t cap;
+        uint8_t *a = bridge_pool_get(BRIDGE_POOL_MIN + 1, &cap);
+
+        signal(SIGSEGV, SIG_DFL);
+        memset(a, 1, cap); /* all of cap is the caller's */
+        a[off < 0 ? off : (ptrdiff_t)cap + off] = 2;
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+/* A large buffer lies between inaccessible pages: a run past either end faults at once
+ * instead of landing on other memory (the sanitizers do not watch mappings). */
+static void test_a_run_past_a_large_buffer_faults(void **state)
+{
+    (void)state;
+    assert_int_equal(child_writes_at(0), SIGSEGV);
+    assert_int_equal(child_writes_at(-1), SIGSEGV);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -91,6 +125,7 @@ int main(void)
         cmocka_unit_test(test_small_buffers_are_not_kept),
         cmocka_unit_test(test_idle_bytes_are_bounded),
         cmocka_unit_test(test_nothing_kept_without_a_user),
+        cmocka_unit_test(test_a_run_past_a_large_buffer_faults),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,10 +3,12 @@
  * practice a few 8 MiB ones) under one mutex: a process may run several loop threads.
  * An idle buffer holds its own list entry in its first bytes. Large buffers are mappings
  * of their own (never malloc's heap), so one whose pages a socket still references can be
- * unmapped (bridge_pool_drop) with no other memory ever landing on those pages. */
+ * unmapped (bridge_pool_drop) with no other memory ever landing on those pages, between
+ * guard pages. */
 #include "bridge_pool.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,21 +23,29 @@ static struct idle_buf *idle_list;
 static size_t idle_bytes;
 static unsigned users;
 
+/* A large buffer: its own mapping, with an inaccessible page on either side, so a run
+ * past either end faults at once (the sanitizers do not watch mappings). */
 static void *large_alloc(size_t len, size_t *cap)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t size = (len + page - 1) / page * page;
-    void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *map = mmap(NULL, size + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-    if (mem == MAP_FAILED)
+    if (map == MAP_FAILED)
         return NULL;
+    if (mprotect(map + page, size, PROT_READ | PROT_WRITE) < 0) {
+        munmap(map, size + 2 * page);
+        return NULL;
+    }
     *cap = size;
-    return mem;
+    return map + page;
 }
 
 static void large_free(void *mem, size_t cap)
 {
-    munmap(mem, cap);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    munmap((uint8_t *)mem - page, cap + 2 * page);
 }
 
 static void free_idle_locked(void)
