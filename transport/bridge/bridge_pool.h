@@ -3,8 +3,8 @@
  * output queue's buffers once a large message grew them. A buffer of at least
  * BRIDGE_POOL_MIN bytes given back is kept, up to BRIDGE_POOL_IDLE_MAX bytes, and handed out
  * again, so a stream of 8 MiB I/Os does not map, fault in and unmap 8 MiB per I/O.
- * Smaller ones are plain malloc/free; larger ones are anonymous mappings of their own. Everything idle is freed when the last user (a
- * bridge) goes. */
+ * Smaller ones are plain malloc/free; larger ones are anonymous mappings of their own.
+ * Everything idle is freed when the last user (a bridge) goes. */
 #ifndef SMBDIRECT_BRIDGE_POOL_H
 #define SMBDIRECT_BRIDGE_POOL_H
 

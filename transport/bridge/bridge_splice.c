@@ -50,14 +50,20 @@ static void atfork_parent(void)
     pthread_mutex_unlock(&pipe_lock);
 }
 
-/* The child must not share the parent's pipe: it makes its own when it splices. */
-static void atfork_child(void)
+/* pipe_lock held (or no other thread): closes the pipe, if open. */
+static void pipe_close_locked(void)
 {
     if (pipe_fds[0] >= 0) {
         close(pipe_fds[0]);
         close(pipe_fds[1]);
         pipe_fds[0] = pipe_fds[1] = -1;
     }
+}
+
+/* The child must not share the parent's pipe: it makes its own when it splices. */
+static void atfork_child(void)
+{
+    pipe_close_locked();
     pthread_mutex_unlock(&pipe_lock);
 }
 
@@ -147,18 +153,15 @@ static void probe(void)
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0) {
         pthread_mutex_lock(&pipe_lock);
         n = splice_locked(sv[0], buf, PROBE_LEN);
-        pthread_mutex_unlock(&pipe_lock);
         usable = n == (ssize_t)PROBE_LEN && ioctl(sv[0], SIOCOUTQ, &outq) == 0 &&
                  outq >= (int)PROBE_LEN;
+        if (!usable)
+            pipe_close_locked();
+        pthread_mutex_unlock(&pipe_lock);
         close(sv[0]);
         close(sv[1]);
     }
     munmap(buf, PROBE_LEN);
-    if (!usable && pipe_fds[0] >= 0) {
-        close(pipe_fds[0]);
-        close(pipe_fds[1]);
-        pipe_fds[0] = pipe_fds[1] = -1;
-    }
     if (!usable)
         sd_debug("bridge: READ data is copied into the program's socket (splicing %s)",
                  n < 0 ? strerror((int)-n) : "not counted by SIOCOUTQ");

@@ -66,7 +66,6 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
     int rc = 0, adopted = 0;
     int by_reference = b->out.splice.on && alloc && iov[n - 1].iov_len >= BRIDGE_POOL_MIN;
 
-    bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes); /* a syscall only while held */
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
     if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked && !by_reference &&
@@ -94,7 +93,9 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
     }
     if (!b->out.blocked && bridge_outq_len(&b->out.queue) > 0 &&
         (last || bridge_outq_len(&b->out.queue) >= BRIDGE_FLUSH))
-        bridge_flush(b);
+        bridge_flush(b); /* which also gives back what the reader is past */
+    else
+        bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes); /* a syscall only while held */
     return adopted;
 }
 
