@@ -78,6 +78,7 @@ struct sd_loop {
 
     unsigned poll_max_us;      /* sd_loop_set_busy_poll; 0: never poll */
     unsigned poll_budget_us;
+    unsigned poll_holds;       /* sd_loop_poll_hold: polling is off while > 0 */
     struct sd_loop_poll_stats poll;
 
     atomic_int stopped;
@@ -478,6 +479,14 @@ void sd_loop_set_busy_poll(struct sd_loop *l, unsigned max_us)
     l->poll_budget_us = max_us;
 }
 
+void sd_loop_poll_hold(struct sd_loop *l, int delta)
+{
+    if (delta > 0)
+        l->poll_holds++;
+    else if (delta < 0 && l->poll_holds > 0)
+        l->poll_holds--;
+}
+
 void sd_loop_poll_stats(const struct sd_loop *l, struct sd_loop_poll_stats *st)
 {
     *st = l->poll;
@@ -500,13 +509,16 @@ static void poll_adapt(struct sd_loop *l, uint64_t waited_us, int found)
     l->poll_budget_us = b < LOOP_POLL_MIN_US ? 0 : b;
 }
 
-/* epoll_wait for up to wait ms, polling first within the busy-poll budget. */
-static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
+/* epoll_wait for up to wait ms, polling first within the busy-poll budget unless held
+ * (read under run_lock by the caller). */
+static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait, int held)
 {
     uint64_t t0;
     int n = 0;
 
-    if (!l->poll_max_us || wait == 0)
+    if (held && l->poll_max_us && wait != 0)
+        l->poll.held++;
+    if (!l->poll_max_us || wait == 0 || held)
         return epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
     t0 = sd_now_us();
     if (l->poll_budget_us) {
@@ -538,7 +550,7 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait)
 int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
 {
     struct epoll_event evs[LOOP_MAX_EVENTS];
-    int n, wait, err, ran = 0, tasks_pending = 0;
+    int n, wait, err, held, ran = 0, tasks_pending = 0;
     uint64_t now;
 
     pthread_mutex_lock(&l->run_lock);
@@ -546,8 +558,9 @@ int sd_loop_run_once(struct sd_loop *l, int timeout_ms)
     now = sd_now_ms();
     wait = wait_ms(l, timeout_ms, now);
     l->wait_until = wait < 0 ? UINT64_MAX : now + (uint64_t)wait;
+    held = l->poll_holds > 0;
     pthread_mutex_unlock(&l->run_lock);
-    n = loop_wait(l, evs, wait);
+    n = loop_wait(l, evs, wait, held);
     err = errno;
     pthread_mutex_lock(&l->run_lock);
     l->wait_until = 0; /* not waiting: a thread in sd_loop_enter need not wake it */

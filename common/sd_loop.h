@@ -71,10 +71,18 @@ void sd_loop_leave(struct sd_loop *l);
  * sleeps at once again. max_us 0 (the default) never polls. Loop thread. */
 void sd_loop_set_busy_poll(struct sd_loop *l, unsigned max_us);
 
+/* Holds busy polling off while any hold is taken (delta 1 takes one, -1 gives it back):
+ * for a user whose next events are bulk data that comes far apart compared with a
+ * wake-up, where polling would only take CPU from the threads producing it. The budget
+ * is kept for when the last hold goes. Loop thread, or between sd_loop_enter and
+ * sd_loop_leave. */
+void sd_loop_poll_hold(struct sd_loop *l, int delta);
+
 struct sd_loop_poll_stats {
     uint64_t hits;      /* polls that found an event */
     uint64_t misses;    /* polls that ran out of budget, then slept */
     uint64_t sleeps;    /* waits that slept (after a miss, or with no budget) */
+    uint64_t held;      /* waits that slept at once under sd_loop_poll_hold */
     unsigned budget_us; /* the budget now */
 };
 /* Loop thread (or once the loop has stopped). */

@@ -649,6 +649,88 @@ static void test_channel_budget_for_the_process_holds_writes_too(void **state)
     bc_run(&relay, &shim, 1);
 }
 
+/* ---- busy polling while channel I/O is in flight ---- */
+
+struct bp_poll_req {
+    struct sd_loop *loop;
+    struct sd_loop_poll_stats st;
+};
+
+static void bp_poll_task(void *ctx)
+{
+    struct bp_poll_req *r = ctx;
+
+    sd_loop_set_busy_poll(r->loop, 1000);
+    sd_loop_poll_stats(r->loop, &r->st);
+}
+
+/* The loop's busy-poll figures (and its poll budget set to 1000 us, as the shim's). */
+static struct sd_loop_poll_stats bp_stats(struct th_bridge_pair *p)
+{
+    struct bp_poll_req r = { .loop = p->loop };
+
+    th_bridge_on_loop(p, bp_poll_task, &r);
+    return r.st;
+}
+
+/* One WRITE of len bytes from the program, through the shim and the relay to the backend,
+ * answered; returns the loop's poll figures taken while the backend held the WRITE
+ * unanswered. */
+static struct sd_loop_poll_stats bp_write(struct th_bridge_pair *p, uint64_t id, uint32_t len,
+                                          uint8_t *msg, uint8_t *got, size_t cap)
+{
+    const struct th_hdr h = { .command = 9, .message_id = id };
+    struct sd_loop_poll_stats during;
+    uint8_t small[256];
+
+    th_bridge_send_frame(p->b.app_fd, msg, th_smb2_plain_write(msg, id, len));
+    assert_int_equal(th_bridge_recv_frame(p->a.app_fd, got, cap, 5000), TH_RW_FIXED + len);
+    during = bp_stats(p);
+    th_bridge_send_frame(p->a.app_fd, small, th_smb2_write_resp(small, &h, len));
+    assert_int_equal(th_bridge_recv_frame(p->b.app_fd, got, cap, 5000), 80);
+    return during;
+}
+
+/* While the program's large WRITE is in flight over the channel the shim's loop sleeps
+ * instead of polling (bulk data comes a transfer's time apart); a small channel WRITE and
+ * the waits after the large one's answer poll as before. */
+static void test_large_channel_io_in_flight_holds_the_busy_poll(void **state)
+{
+    const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096 };
+    static uint8_t msg[TH_RW_FIXED + BC_IO], got[TH_RW_FIXED + BC_IO + 64];
+    struct sd_loop_poll_stats before, small, large, after;
+    struct th_bridge_pair p;
+    uint8_t neg[256];
+
+    (void)state;
+    th_bridge_setup(&p, 1, &relay, &shim);
+    (void)bp_stats(&p); /* the budget on from here */
+    th_bridge_send_frame(p.a.app_fd, neg, th_smb2_negotiate_resp(neg, 0x0311));
+    assert_int_equal(th_bridge_recv_frame(p.b.app_fd, got, sizeof(got), 5000), 129);
+    before = bp_stats(&p);
+    small = bp_write(&p, 1, 8192, msg, got, sizeof(got)); /* by RDMA Read, but small */
+    large = bp_write(&p, 2, BC_IO, msg, got, sizeof(got));
+    (void)bp_write(&p, 3, 100, msg, got, sizeof(got)); /* inline: the hold is given back */
+    after = bp_stats(&p);
+    (void)bp_write(&p, 4, 100, msg, got, sizeof(got));
+    print_message("# waits held: %llu before, %llu during the small WRITE, %llu during the "
+                  "large one, %llu after, %llu at the end; polls that found an event: %llu, "
+                  "%llu, %llu, %llu\n",
+                  (unsigned long long)before.held, (unsigned long long)small.held,
+                  (unsigned long long)large.held, (unsigned long long)after.held,
+                  (unsigned long long)bp_stats(&p).held, (unsigned long long)before.hits,
+                  (unsigned long long)small.hits, (unsigned long long)large.hits,
+                  (unsigned long long)after.hits);
+    assert_int_equal(before.held, 0);
+    assert_int_equal(small.held, 0);
+    assert_true(large.held > 0);
+    assert_true(small.hits > before.hits); /* polled for the small one */
+    assert_int_equal(bp_stats(&p).held, after.held); /* no hold with nothing large in flight */
+    th_bridge_teardown(&p);
+}
+
 /* ---- registered memory that pins (RLIMIT_MEMLOCK) ---- */
 
 #define BM_IOS 16
@@ -871,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_stream_eof_disconnects_link),
         cmocka_unit_test(test_peer_close_delivers_every_byte_to_a_slow_reader),
         cmocka_unit_test(test_channel_budget_holds_the_programs_next_write),
+        cmocka_unit_test(test_large_channel_io_in_flight_holds_the_busy_poll),
         cmocka_unit_test_teardown(test_channel_budget_serialises_the_relays_rdma_reads,
                                   bg_teardown),
         cmocka_unit_test(test_channel_budget_for_the_process_holds_writes_too),

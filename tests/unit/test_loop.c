@@ -621,6 +621,34 @@ static void test_busy_poll_backs_off_and_comes_back(void **state)
     poll_rig_close(&r);
 }
 
+/* While a hold is taken the loop sleeps at once, keeping its budget, and polls again once
+ * every hold is given back; an unmatched give-back does not go below none. */
+static void test_busy_poll_held_sleeps_and_keeps_its_budget(void **state)
+{
+    struct poll_rig r;
+
+    (void)state;
+    poll_rig_open(&r);
+    sd_loop_set_busy_poll(r.l, 2000000);
+    sd_loop_poll_hold(r.l, 1);
+    sd_loop_poll_hold(r.l, 1);
+    run_once_with_late_event(&r, 2000);
+    assert_int_equal(r.p.calls, 1);
+    assert_true(r.st.hits == 0 && r.st.misses == 0 && r.st.sleeps == 0 && r.st.held == 1);
+    assert_int_equal(r.st.budget_us, 2000000);
+    sd_loop_poll_hold(r.l, -1); /* one hold is still taken */
+    run_once_with_late_event(&r, 2000);
+    assert_true(r.st.hits == 0 && r.st.held == 2);
+    sd_loop_poll_hold(r.l, -1);
+    sd_loop_poll_hold(r.l, -1); /* unmatched: ignored */
+    run_once_with_late_event(&r, 2000);
+    assert_true(r.st.hits == 1 && r.st.held == 2 && r.st.sleeps == 0);
+    sd_loop_poll_hold(r.l, 1); /* one hold again takes effect at once */
+    run_once_with_late_event(&r, 2000);
+    assert_true(r.st.hits == 1 && r.st.held == 3);
+    poll_rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_busy_poll_off_always_sleeps),
         cmocka_unit_test(test_busy_poll_takes_an_event_without_sleeping),
         cmocka_unit_test(test_busy_poll_backs_off_and_comes_back),
+        cmocka_unit_test(test_busy_poll_held_sleeps_and_keeps_its_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

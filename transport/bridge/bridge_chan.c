@@ -53,6 +53,11 @@ int bridge_chan_busy(const struct bridge_chan *ch)
     return ch->ops->busy && ch->ops->busy(ch);
 }
 
+uint64_t bridge_chan_mem_used(const struct bridge_chan *ch)
+{
+    return ch->mem_used;
+}
+
 void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token)
 {
     if (ch->ops->invalidated)

@@ -99,6 +99,9 @@ int bridge_chan_retry(struct bridge_chan *ch);
  * registered and not answered yet). */
 int bridge_chan_busy(const struct bridge_chan *ch);
 
+/* Bytes of the channel buffers this connection holds now (its I/O in flight). */
+uint64_t bridge_chan_mem_used(const struct bridge_chan *ch);
+
 /* Engine upcalls the bridge forwards. */
 void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token);
 void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);

@@ -92,6 +92,8 @@ static void bridge_end_cb(void *ctx, uint64_t now)
     if (b->half_close_timer > 0)
         sd_loop_cancel_timer(b->loop, b->half_close_timer);
     smb2_pending_fini(&b->pending);
+    if (b->poll_held)
+        sd_loop_poll_hold(b->loop, -1);
     /* An orderly end's last, best effort. */
     if (b->end_err == 0 && bridge_outq_len(&b->out.queue) > 0)
         (void)bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);

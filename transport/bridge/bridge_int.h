@@ -30,6 +30,8 @@
                                            the answers to what it asked */
 #define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
 #define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
+#define BRIDGE_POLL_HOLD_MIN (256u << 10) /* channel I/O in flight from which the loop
+                                             does not busy-poll (bridge_sync) */
 
 typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
 
@@ -135,6 +137,7 @@ struct smbd_bridge {
     int is_tcp;             /* ... a TCP socket: a failure resets it */
     int watched;            /* events the stream fd is watched for, -1: not watched */
     int hup;                /* the stream reported HUP (watch only while reading it) */
+    int poll_held;          /* holds the loop's busy polling off (bridge_sync) */
 
     struct bridge_out out;  /* link -> stream */
     struct bridge_in in;    /* stream -> link */

@@ -172,7 +172,23 @@ static void bridge_watch_stream(struct smbd_bridge *b)
         bridge_fail(b, rc, "cannot watch the stream: %s", strerror(-rc));
 }
 
-void bridge_sync(struct smbd_bridge *b)
+/* While the program has BRIDGE_POLL_HOLD_MIN bytes or more of channel I/O in flight, the
+ * loop does not busy-poll: what comes next is bulk data and answers a transfer's time away,
+ * which a wake-up costs little against, and polling for them only takes the CPU from the
+ * threads that move them. The answers to small requests, and to small channel I/O (a small
+ * file's READ), are still polled for. */
+static void bridge_poll_hint(struct smbd_bridge *b)
+{
+    int want = !bridge_ended(b) && b->chan && bridge_chan_busy(b->chan) &&
+               bridge_chan_mem_used(b->chan) >= BRIDGE_POLL_HOLD_MIN;
+
+    if (want != b->poll_held) {
+        sd_loop_poll_hold(b->loop, want ? 1 : -1);
+        b->poll_held = want;
+    }
+}
+
+static void bridge_sync_state(struct smbd_bridge *b)
 {
     uint64_t now = sd_now_ms();
     size_t outq = bridge_outq_len(&b->out.queue);
@@ -206,6 +222,12 @@ void bridge_sync(struct smbd_bridge *b)
     bridge_disconnect_when_done(b, now);
     if (!bridge_ended(b))
         bridge_watch_stream(b);
+}
+
+void bridge_sync(struct smbd_bridge *b)
+{
+    bridge_sync_state(b);
+    bridge_poll_hint(b);
 }
 
 static void bridge_after_link(void *ctx)

@@ -231,7 +231,9 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "between them. The shim's default outlasts a server's create of a file, so "
                 "the client takes that answer awake too; the relay's is short: smbd on its "
                 "machine answers a small request within it and gets the CPU back while it "
-                "creates or writes a file; 0: always sleep" },
+                "creates or writes a file. The shim does not poll while a tunnel has 256 KiB "
+                "or more of RDMA channel I/O in flight (bulk data comes a transfer's time "
+                "apart); 0: always sleep" },
     [SD_SET_DIRECT_SEND] = {
         .env = "SMBDIRECT_DIRECT_SEND", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
         .choices = off_on, .def = SAME("on"),
