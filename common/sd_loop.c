@@ -516,10 +516,12 @@ static int loop_wait(struct sd_loop *l, struct epoll_event *evs, int wait, int h
     uint64_t t0;
     int n = 0;
 
-    if (held && l->poll_max_us && wait != 0)
-        l->poll.held++;
-    if (!l->poll_max_us || wait == 0 || held)
+    if (!l->poll_max_us || wait == 0)
         return epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
+    if (held) {
+        l->poll.held++;
+        return epoll_wait(l->epfd, evs, LOOP_MAX_EVENTS, wait);
+    }
     t0 = sd_now_us();
     if (l->poll_budget_us) {
         uint64_t spin = l->poll_budget_us;

@@ -176,7 +176,8 @@ static void bridge_watch_stream(struct smbd_bridge *b)
  * loop does not busy-poll: what comes next is bulk data and answers a transfer's time away,
  * which a wake-up costs little against, and polling for them only takes the CPU from the
  * threads that move them. The answers to small requests, and to small channel I/O (a small
- * file's READ), are still polled for. */
+ * file's READ), are still polled for. Only the client role (the shim) reports I/O busy:
+ * the relay's short poll is left as it is. */
 static void bridge_poll_hint(struct smbd_bridge *b)
 {
     int want = !bridge_ended(b) && b->chan && bridge_chan_busy(b->chan) &&
