@@ -84,9 +84,9 @@ struct relay {
     int log_stats;
     uint64_t start_ms;
     atomic_uint next_id;
-    atomic_uint conns;          /* connections on every loop */
     pthread_mutex_t admit_lock; /* live, clients, counts and set's reloadable part */
-    unsigned live;              /* admitted connections */
+    unsigned live;              /* connections on every loop: each is admitted as it is
+                                   accepted and released as it is freed (relay_live) */
     struct relay_client *clients;
     struct relay_counts counts;
     atomic_int draining;        /* SIGTERM: no new connections, live ones may finish */
@@ -131,8 +131,10 @@ void relay_conn_stop_all(struct relay *r, const char *reason);
  * refusal line logged at most once a minute per client address. */
 int relay_admit(void *ctx, const struct sockaddr *peer);
 /* The connection no longer counts (it ended, or never got past its accept). Any
- * loop's thread. */
-void relay_release(struct relay_conn *c);
+ * loop's thread. Returns how many connections still count. */
+unsigned relay_release(struct relay_conn *c);
+/* How many connections count now (admitted, not released), from any thread. */
+unsigned relay_live(struct relay *r);
 /* Frees the admission entries. */
 void relay_admit_free(struct relay *r);
 

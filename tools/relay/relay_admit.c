@@ -144,15 +144,29 @@ int relay_admit(void *ctx, const struct sockaddr *peer)
     return rc;
 }
 
-void relay_release(struct relay_conn *c)
+unsigned relay_release(struct relay_conn *c)
 {
-    if (!c->client)
-        return;
+    unsigned live;
+
     pthread_mutex_lock(&c->r->admit_lock);
-    c->client->live--;
-    c->r->live--;
+    if (c->client) {
+        c->client->live--;
+        c->r->live--;
+        c->client = NULL;
+    }
+    live = c->r->live;
     pthread_mutex_unlock(&c->r->admit_lock);
-    c->client = NULL;
+    return live;
+}
+
+unsigned relay_live(struct relay *r)
+{
+    unsigned live;
+
+    pthread_mutex_lock(&r->admit_lock);
+    live = r->live;
+    pthread_mutex_unlock(&r->admit_lock);
+    return live;
 }
 
 void relay_admit_free(struct relay *r)

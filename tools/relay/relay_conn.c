@@ -22,12 +22,13 @@ static void conn_free(struct relay_conn *c)
 {
     struct relay *r = c->r;
     struct relay_loop *l = c->l;
+    unsigned live;
 
     DL_DELETE(l->conns, c);
     atomic_fetch_sub(&l->count, 1);
-    relay_release(c);
+    live = relay_release(c);
     free(c);
-    if (atomic_fetch_sub(&r->conns, 1) == 1 && atomic_load(&r->draining))
+    if (live == 0 && atomic_load(&r->draining))
         sd_loop_stop(r->loop);
 }
 
@@ -218,7 +219,6 @@ static void accept_on(struct relay_loop *l)
         return;
     }
     atomic_store(&r->next_id, c->id); /* only the listener's holder numbers connections */
-    atomic_fetch_add(&r->conns, 1);
     atomic_fetch_add(&l->count, 1);
     DL_APPEND(l->conns, c);
 }

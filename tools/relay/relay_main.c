@@ -89,7 +89,7 @@ static void drain_timeout_cb(void *ctx, uint64_t now)
 
     (void)now;
     r->drain_timer = 0;
-    fprintf(stderr, "relay: drain time over, ending %u connections\n", atomic_load(&r->conns));
+    fprintf(stderr, "relay: drain time over, ending %u connections\n", relay_live(r));
     sd_loop_stop(r->loop);
 }
 
@@ -99,7 +99,7 @@ static void drain_start(struct relay *r, const char *signame)
 
     atomic_store(&r->draining, 1);
     relay_conn_stop_listening(r);
-    live = atomic_load(&r->conns);
+    live = relay_live(r);
     if (!live || r->set.drain_time_s == 0) {
         fprintf(stderr, "relay: %s, closing %s connections\n", signame, live ? "all" : "no");
         sd_loop_stop(r->loop);
@@ -172,7 +172,7 @@ static void signal_cb(void *ctx, int revents)
         drain_start(r, name);
     } else {
         fprintf(stderr, "relay: %s again, ending %u connections now\n", name,
-                atomic_load(&r->conns));
+                relay_live(r));
         sd_loop_stop(r->loop);
     }
 }
@@ -188,7 +188,7 @@ static void relay_shutdown(struct relay *r)
     if (r->drain_timer > 0)
         sd_loop_cancel_timer(r->loop, r->drain_timer);
     relay_conn_stop_all(r, "relay shutting down");
-    while ((atomic_load(&r->conns) || r->listener_lent) && sd_now_ms() < end)
+    while ((relay_live(r) || r->listener_lent) && sd_now_ms() < end)
         if (sd_loop_run_once(r->loop, 100) < 0)
             break;
     relay_loops_stop(r);
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
     relay_status_stop(r.status);
     sd_loop_del_fd(r.loop, r.sigfd);
     close(r.sigfd);
-    if (!atomic_load(&r.conns)) {
+    if (!relay_live(&r)) {
         relay_admit_free(&r);
         for (unsigned i = 1; i < r.nloops; i++)
             sd_loop_free(r.loops[i].loop);
