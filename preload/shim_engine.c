@@ -187,12 +187,13 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)st->stream_bytes_spliced);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
-                "bytes written by it, buffers peak %llu bytes",
+                "bytes written by it, buffers peak %llu bytes, memory waits %llu (%llu ms)",
                 (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
                 (unsigned long long)st->chan.rdma_write_bytes,
-                (unsigned long long)st->chan.mem_peak);
+                (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
+                (unsigned long long)st->chan.mem_wait_ms);
     shim_fdtable_tunnel_ended(&job->app_key, err);
     job_forget(job);
 }

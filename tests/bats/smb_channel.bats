@@ -185,16 +185,36 @@ buffers_peak() {
     last_conn_line channel | sed -n 's/.*buffers peak \([0-9]*\) bytes.*/\1/p'
 }
 
-@test "channel buffer memory is bounded: with 1 MiB per connection the relay holds one 8 MiB I/O at a time, 64 MiB put and get intact" {
+# memory_waits TEXT — "N MS" from the "memory waits N (MS ms)" of a channel line in TEXT.
+memory_waits() {
+    sed -n 's/.*buffers peak [0-9]* bytes, memory waits \([0-9]*\) (\([0-9]*\) ms).*/\1 \2/p' <<<"$1"
+}
+
+@test "channel buffer memory is bounded: with 1 MiB per connection each side holds one 8 MiB I/O at a time and counts its waits, 64 MiB put and get intact" {
     require_shim
     suite_start_smbd 127.0.0.17 signing=disabled
     senv_relay_start --channel-memory 1048576
+    # smbclient keeps two 8 MiB I/Os outstanding: the shim holds the second back each time
     SMBDIRECT_CHANNEL_IO_SIZE=8388608 SMBDIRECT_CHANNEL_MEMORY=1048576 put_get -m SMB3_11
     assert_data_by_rdma
     # one I/O always proceeds (it alone is over the budget), never two; the peak counts
     # each buffer's allocation (a READ's data stays in the buffer it arrived in, which
     # has room for its headers too)
-    local peak
+    local peak waits
     peak=$(buffers_peak)
     [ "$peak" -ge $((8 << 20)) ] && [ "$peak" -lt $((9 << 20)) ]
+    waits=$(memory_waits "$(grep -F 'info: RDMA channel:' <<<"$output")")
+    echo "shim: memory waits $waits"
+    [ "${waits% *}" -ge 7 ] # of the 7 WRITEs and 7 READs after the first of each, most
+    # the relay never had a second I/O to hold back
+    [ "$(memory_waits "$(last_conn_line channel)")" = "0 0" ]
+    # the shim sends all eight 2 MiB I/Os smbclient keeps outstanding: the relay holds
+    # all but one back, and says so
+    put_get -m SMB3_11
+    assert_data_by_rdma
+    peak=$(buffers_peak)
+    [ "$peak" -ge $((2 << 20)) ] && [ "$peak" -lt $((3 << 20)) ]
+    waits=$(memory_waits "$(last_conn_line channel)")
+    echo "relay: memory waits $waits"
+    [ "${waits% *}" -ge 1 ]
 }

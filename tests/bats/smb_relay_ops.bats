@@ -226,6 +226,12 @@ await_log() {
     [ "$(status 'connections[0]["rdma_write_bytes"]')" -eq 67108864 ]
     [ "$(status 'connections[0]["client"].startswith("[::1]:")')" = True ]
     [ "$(status 'connections[0]["state"]')" = bridged ]
+    # between transfers the connection holds no channel memory and nothing waits for it;
+    # the limits are the defaults
+    [ "$(status '[channel_memory_bytes, channel_memory_per_connection, channel_memory_total]')" = \
+        "[0, 67108864, 536870912]" ]
+    [ "$(status '[connections[0]["channel_memory_bytes"], connections[0]["memory_waiting"]]')" = "[0, 0]" ]
+    [ "$(status 'type(connections[0]["memory_waits"]) is int and type(connections[0]["memory_wait_ms"]) is int')" = True ]
     touch "$W/go"
     got a2
     second=$(status 'connections[0]["bytes_from_backend"]')
@@ -234,7 +240,8 @@ await_log() {
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/relay.sock"
     assert_success
     [[ "$output" == *"connections: 1 live (max 1024, 64 per client), 1 accepted"* ]]
-    [[ "$output" =~ conn\ 1\ from\ \[::1\]:[0-9]+\ bridged\ on\ loop\ [0-9]+,\ [0-9]+\ s:\ from\ client\ [0-9]+\ bytes,\ to\ client\ [0-9]+\ bytes,\ from\ backend\ $second\ bytes,\ to\ backend\ [0-9]+\ bytes,\ rdma_read\ 0\ bytes,\ rdma_write\ 134217728\ bytes,\ credits\ send\ [0-9]+/255\ receive\ [0-9]+/255 ]]
+    [[ "$output" == *"channel memory: 0 bytes held (max 67108864 per connection, 536870912 in all)"* ]]
+    [[ "$output" =~ conn\ 1\ from\ \[::1\]:[0-9]+\ bridged\ on\ loop\ [0-9]+,\ [0-9]+\ s:\ from\ client\ [0-9]+\ bytes,\ to\ client\ [0-9]+\ bytes,\ from\ backend\ $second\ bytes,\ to\ backend\ [0-9]+\ bytes,\ rdma_read\ 0\ bytes,\ rdma_write\ 134217728\ bytes,\ channel\ memory\ 0\ bytes,\ memory\ waits\ [0-9]+\ \([0-9]+\ ms,\ 0\ now\),\ credits\ send\ [0-9]+/255\ receive\ [0-9]+/255 ]]
     touch "$W/go2"
     session_end a
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/nothing.sock"

@@ -491,20 +491,24 @@ static void bc_stats(struct th_bridge_pair *p, struct smbd_bridge *b, struct smb
 }
 
 /* The shim holds the program's WRITE id + 1 back while WRITE id's buffer is registered:
- * it is offered and told to wait, three times more (the shim retries every few ms), and
- * all that while only WRITEs 1..id have left the shim. */
+ * its id-th wait for memory starts (WRITEs 2..id waited before it) and goes on for 50 ms
+ * and more (the shim retries every few ms), and all that while only WRITEs 1..id have
+ * left the shim. */
 static void bc_expect_held(struct th_bridge_pair *p, uint64_t id)
 {
     struct smbd_bridge_stats st;
-    uint64_t waits, end = sd_now_ms() + 5000;
+    uint64_t end = sd_now_ms() + 5000;
 
-    bc_stats(p, p->b.bridge, &st);
-    waits = st.chan.mem_waits;
     do {
         if (sd_now_ms() > end)
             fail_msg("the shim never held WRITE %llu back", (unsigned long long)id + 1);
         bc_stats(p, p->b.bridge, &st);
-    } while (st.chan.mem_waits < waits + 3);
+    } while (st.chan.mem_waits < id);
+    usleep(50000);
+    bc_stats(p, p->b.bridge, &st);
+    assert_int_equal(st.chan.mem_waits, id);
+    assert_int_equal(st.chan.mem_waiting, 1);
+    assert_true(st.chan.mem_wait_ms >= 50);
     assert_int_equal(st.smbd.msgs_sent, id);
     assert_int_equal(st.chan.rdma_reads, id);
 }

@@ -150,6 +150,7 @@ static void test_small_write_is_copied(void **state)
 
 static void test_refused_registration_with_nothing_in_flight_waits_then_ends(void **state)
 {
+    struct bridge_chan_stats st;
     struct rig r;
     size_t sent;
 
@@ -162,6 +163,10 @@ static void test_refused_registration_with_nothing_in_flight_waits_then_ends(voi
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + GRACE_MS - 1),
                      BRIDGE_CHAN_WAIT);
     assert_int_equal(r.h.taken + r.h.failed, 0); /* still the stream's, nothing ended */
+    bridge_chan_get_stats(r.ch, 1000 + GRACE_MS - 1, &st); /* one wait, going on */
+    assert_int_equal(st.mem_waits, 1);
+    assert_int_equal(st.mem_waiting, 1);
+    assert_int_equal(st.mem_wait_ms, GRACE_MS - 1);
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + GRACE_MS), -1);
     assert_int_equal(r.h.failed, 1);
     assert_non_null(strstr(r.h.why, "RLIMIT_MEMLOCK"));
@@ -174,6 +179,7 @@ static void test_refused_registration_with_nothing_in_flight_waits_then_ends(voi
 
 static void test_refused_registration_waits_while_earlier_io_is_in_flight(void **state)
 {
+    struct bridge_chan_stats st;
     struct rig r;
     size_t sent;
 
@@ -193,6 +199,10 @@ static void test_refused_registration_waits_while_earlier_io_is_in_flight(void *
     fake_fail_reg_mr(r.e.qp, 0); /* memory came free: the same WRITE goes by the channel */
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + 10 * GRACE_MS + 2), 1);
     assert_int_equal(r.h.taken, 2);
+    bridge_chan_get_stats(r.ch, 1000 + 10 * GRACE_MS + 50, &st); /* one wait, of 2 ms, over */
+    assert_int_equal(st.mem_waits, 1);
+    assert_int_equal(st.mem_wait_ms, 2);
+    assert_int_equal(st.mem_waiting, 0);
     assert_int_equal(fake_sent_count(r.e.qp), sent + 1);
     assert_true(fake_sent_get(r.e.qp, sent)->len < 1024); /* the rewritten request */
     rig_close(&r); /* both WRITEs' buffers are the channel's: freed here */

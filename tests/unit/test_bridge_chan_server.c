@@ -25,6 +25,7 @@
 #include "bridge_chan.h"
 #include "bridge_pool.h"
 #include "sd_bytes.h"
+#include "sd_clock.h"
 #include "smb2_wire.h"
 #include "smbd_wire.h"
 #include "th_conn.h"
@@ -232,7 +233,7 @@ static void test_channel_write_data_is_rdma_read_and_goes_inline_to_the_backend(
     assert_int_equal(g.be.n, 1);
     expect_inline_write(&g.be, 0, 5, len, 3);
     assert_int_equal(g.c.delivered, delivered); /* nothing to the client yet */
-    bridge_chan_get_stats(g.ch, &st);
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
     assert_int_equal(st.rdma_reads, 1);
     assert_int_equal(st.rdma_read_bytes, len);
     /* RDMA_V1: the backend's answer goes to the client unchanged (the bridge sends it) */
@@ -311,7 +312,7 @@ static void test_channel_read_data_is_rdma_written_and_the_response_carries_none
     assert_int_equal(sd_le32(r + 68), 0);
     assert_int_equal(sd_le32(r + 72), io.len);
     assert_int_equal(g.c.ninvalidated, 0); /* RDMA_V1: no Send with Invalidate */
-    bridge_chan_get_stats(g.ch, &st);
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
     assert_int_equal(st.rdma_writes, 1);
     assert_int_equal(st.rdma_write_bytes, io.len);
     cio_close(&g, &io);
@@ -338,14 +339,20 @@ static void budget_serialises_writes(uint64_t mem_limit, uint64_t mem_limit_tota
     }
     assert_int_equal(fake_wire_pending(g.r.qp), 1); /* one RDMA Read, two WRITEs wait */
     assert_int_equal(bridge_chan_retry(g.ch), 1);   /* ... and say so */
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);  /* one wait so far: WRITE 2's, now */
+    assert_int_equal(st.mem_waits, 1);
+    assert_int_equal(st.mem_waiting, 1);
+    assert_true(st.mem_held >= LEN && st.mem_held < 2 * LEN); /* one buffer, as allocated */
     settle(&g);
     assert_int_equal(g.be.failed, 0);
     assert_int_equal(g.be.n, N);
     for (int i = 0; i < N; i++)
         expect_inline_write(&g.be, i, 10 + (uint64_t)i, LEN, (uint8_t)(20 * i + 1));
-    bridge_chan_get_stats(g.ch, &st);
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
     assert_int_equal(st.rdma_reads, N);
     assert_true(st.mem_peak >= LEN && st.mem_peak < 2 * LEN);
+    assert_int_equal(st.mem_waits, N - 1); /* WRITE 2's and WRITE 3's, each counted once */
+    assert_int_equal(st.mem_waiting, 0);
     assert_int_equal(bridge_chan_retry(g.ch), 0);
     for (int i = 0; i < N; i++)
         cio_close(&g, &io[i]);

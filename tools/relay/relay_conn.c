@@ -54,12 +54,14 @@ static void conn_bridge_ended(void *ctx, const struct smbd_bridge_stats *st, int
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         fprintf(stderr,
                 "relay: conn %u channel: rdma_read %llu ops %llu bytes (WRITE data), rdma_write "
-                "%llu ops %llu bytes (READ data), buffers peak %llu bytes\n",
+                "%llu ops %llu bytes (READ data), buffers peak %llu bytes, memory waits %llu "
+                "(%llu ms)\n",
                 c->id, (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
                 (unsigned long long)st->chan.rdma_write_bytes,
-                (unsigned long long)st->chan.mem_peak);
+                (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
+                (unsigned long long)st->chan.mem_wait_ms);
     if (c->r->log_stats)
         fprintf(stderr,
                 "relay: conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "

@@ -55,6 +55,8 @@ static void conn_json(const struct conn_copy *c, uint64_t now, FILE *out)
             "\"bytes_from_client\":%llu,\"bytes_to_client\":%llu,"
             "\"bytes_to_backend\":%llu,\"bytes_from_backend\":%llu,"
             "\"rdma_read_bytes\":%llu,\"rdma_write_bytes\":%llu,"
+            "\"channel_memory_bytes\":%llu,\"memory_waits\":%llu,\"memory_wait_ms\":%llu,"
+            "\"memory_waiting\":%u,"
             "\"send_credits\":%u,\"send_credit_target\":%u,"
             "\"receive_credits\":%u,\"receive_credit_max\":%u}",
             c->id, c->peer, state_names[c->state], c->loop,
@@ -62,9 +64,10 @@ static void conn_json(const struct conn_copy *c, uint64_t now, FILE *out)
             (unsigned long long)st->smbd.bytes_delivered, (unsigned long long)st->smbd.bytes_sent,
             (unsigned long long)st->stream_bytes_out, (unsigned long long)st->stream_bytes_in,
             (unsigned long long)st->chan.rdma_read_bytes,
-            (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
-            st->params.neg.send_credit_target, st->params.receive_credits,
-            st->params.neg.receive_credit_max);
+            (unsigned long long)st->chan.rdma_write_bytes, (unsigned long long)st->chan.mem_held,
+            (unsigned long long)st->chan.mem_waits, (unsigned long long)st->chan.mem_wait_ms,
+            st->chan.mem_waiting, st->params.send_credits, st->params.neg.send_credit_target,
+            st->params.receive_credits, st->params.neg.receive_credit_max);
 }
 
 static void conn_text(const struct conn_copy *c, uint64_t now, FILE *out)
@@ -76,13 +79,17 @@ static void conn_text(const struct conn_copy *c, uint64_t now, FILE *out)
     if (c->state == RELAY_CONN_BRIDGED)
         fprintf(out,
                 ": from client %llu bytes, to client %llu bytes, from backend %llu bytes, "
-                "to backend %llu bytes, rdma_read %llu bytes, rdma_write %llu bytes, credits "
-                "send %u/%u receive %u/%u",
+                "to backend %llu bytes, rdma_read %llu bytes, rdma_write %llu bytes, channel "
+                "memory %llu bytes, memory waits %llu (%llu ms, %u now), credits send %u/%u "
+                "receive %u/%u",
                 (unsigned long long)st->smbd.bytes_delivered,
                 (unsigned long long)st->smbd.bytes_sent,
                 (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_out,
                 (unsigned long long)st->chan.rdma_read_bytes,
-                (unsigned long long)st->chan.rdma_write_bytes, st->params.send_credits,
+                (unsigned long long)st->chan.rdma_write_bytes,
+                (unsigned long long)st->chan.mem_held, (unsigned long long)st->chan.mem_waits,
+                (unsigned long long)st->chan.mem_wait_ms, st->chan.mem_waiting,
+                st->params.send_credits,
                 st->params.neg.send_credit_target, st->params.receive_credits,
                 st->params.neg.receive_credit_max);
     fputc('\n', out);
@@ -103,7 +110,7 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     struct relay *r = snap->r;
     struct relay_counts counts;
     unsigned live, max, max_client;
-    uint64_t now = sd_now_ms();
+    uint64_t now = sd_now_ms(), held = bridge_chan_process_mem_used();
     const char *state = atomic_load(&r->draining) ? "draining" : "accepting";
 
     pthread_mutex_lock(&r->admit_lock);
@@ -118,22 +125,27 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
                 "{\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\",\"state\":\"%s\","
                 "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
                 "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
-                "\"refused_limit\":%llu,\"connections\":[",
+                "\"refused_limit\":%llu,\"channel_memory_bytes\":%llu,"
+                "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
+                "\"connections\":[",
                 r->listen_str, r->backend_str, r->opts.provider->name, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit);
+                (unsigned long long)counts.refused_limit, (unsigned long long)held,
+                r->set.channel_memory, r->set.channel_memory_total);
     else
         fprintf(out,
                 "relay on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
                 "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
-                "the access list, %llu by the limits\n",
+                "the access list, %llu by the limits\n"
+                "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
                 r->listen_str, r->opts.provider->name, r->backend_str, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit);
+                (unsigned long long)counts.refused_limit, (unsigned long long)held,
+                r->set.channel_memory, r->set.channel_memory_total);
     for (size_t i = 0; i < n; i++) {
         if (snap->json) {
             fputs(i ? "," : "", out);

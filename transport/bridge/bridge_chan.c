@@ -25,11 +25,7 @@ void bridge_chan_free(struct bridge_chan *ch)
 int bridge_chan_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t len,
                             uint64_t now_ms)
 {
-    int rc = ch->ops->from_stream(ch, msg, len, now_ms);
-
-    if (rc == BRIDGE_CHAN_WAIT)
-        ch->stats.mem_waits++;
-    return rc;
+    return ch->ops->from_stream(ch, msg, len, now_ms);
 }
 
 int bridge_chan_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t len,
@@ -70,7 +66,16 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status)
         ch->ops->rdma_done(ch, cookie, status);
 }
 
-void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out)
+void bridge_chan_get_stats(const struct bridge_chan *ch, uint64_t now,
+                           struct bridge_chan_stats *out)
 {
     *out = ch->stats;
+    out->mem_held = ch->mem_used;
+    for (int q = 0; q < BRIDGE_CHAN_QUEUES; q++) {
+        if (!ch->mem_waiting[q])
+            continue;
+        out->mem_waiting++;
+        if (now > ch->mem_wait_since[q])
+            out->mem_wait_ms += now - ch->mem_wait_since[q];
+    }
 }

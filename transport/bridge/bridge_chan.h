@@ -101,6 +101,8 @@ int bridge_chan_busy(const struct bridge_chan *ch);
 
 /* Bytes of the channel buffers this connection holds now (its I/O in flight). */
 uint64_t bridge_chan_mem_used(const struct bridge_chan *ch);
+/* ... and every connection of the process (what mem_limit_total bounds). */
+uint64_t bridge_chan_process_mem_used(void);
 
 /* Engine upcalls the bridge forwards. */
 void bridge_chan_invalidated(struct bridge_chan *ch, uint32_t token);
@@ -110,10 +112,18 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);
 struct bridge_chan_stats {
     uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
     uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
+    uint64_t mem_held;                      /* buffer bytes held now */
     uint64_t mem_peak;                      /* most buffer bytes held at once */
-    uint64_t mem_waits;                     /* BRIDGE_CHAN_WAIT answers: stream messages
-                                               left waiting for channel memory */
+    uint64_t mem_waits;                     /* waits of an I/O held back for memory: by
+                                               the buffer budgets or RLIMIT_MEMLOCK */
+    uint64_t mem_wait_ms;                   /* the time they were held, summed (overlapping
+                                               waits of the two queues each count) */
+    uint32_t mem_waiting;                   /* I/Os held back now (0-2: the stream's next
+                                               message, the relay's next WRITE) */
 };
-void bridge_chan_get_stats(const struct bridge_chan *ch, struct bridge_chan_stats *out);
+/* The counters at now (ms, the clock the calls above were given): a wait still going on
+ * counts up to now. */
+void bridge_chan_get_stats(const struct bridge_chan *ch, uint64_t now,
+                           struct bridge_chan_stats *out);
 
 #endif

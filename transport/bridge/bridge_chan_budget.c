@@ -21,6 +21,11 @@
  * thread: atomic). */
 static _Atomic uint64_t process_mem_used;
 
+uint64_t bridge_chan_process_mem_used(void)
+{
+    return atomic_load(&process_mem_used);
+}
+
 /* The connection's budget counts its buffers and the bytes its stream has not taken yet
  * (channel data moved there stays in memory until the program or backend reads it). A
  * connection holding nothing may exceed its own (one I/O always proceeds), not the
@@ -43,11 +48,33 @@ int bridge_chan_refused_for_memory(int rc)
     return rc == -ENOMEM || rc == -EPERM || rc == -EAGAIN;
 }
 
+/* A wait is counted once, from the first refusal to the I/O getting its memory. */
+int bridge_chan_mem_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint64_t now)
+{
+    if (!ch->mem_waiting[q]) {
+        ch->mem_waiting[q] = 1;
+        ch->mem_wait_since[q] = now;
+        ch->stats.mem_waits++;
+    }
+    return BRIDGE_CHAN_WAIT;
+}
+
+void bridge_chan_mem_got(struct bridge_chan *ch, enum bridge_chan_queue q, uint64_t now)
+{
+    ch->pin_wait_since = 0;
+    if (ch->mem_waiting[q]) {
+        ch->mem_waiting[q] = 0;
+        if (now > ch->mem_wait_since[q])
+            ch->stats.mem_wait_ms += now - ch->mem_wait_since[q];
+    }
+}
+
 /* The I/O waits (BRIDGE_CHAN_WAIT, offered again) while memory may still come free: this
  * connection's or another's channel I/O holds some, or for a grace time in which idle
  * send buffers are given back. With nothing to wait for, the connection ends naming the
  * cause (-1): never a message the peer must reject. */
-int bridge_chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now)
+int bridge_chan_pin_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint32_t len, int rc,
+                         uint64_t now)
 {
     char why[400];
 
@@ -55,7 +82,7 @@ int bridge_chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t 
         ch->pin_wait_since = now ? now : 1;
     if (atomic_load(&process_mem_used) > 0 || smbd_conn_reserve_in_use(ch->host.conn) ||
         now < ch->pin_wait_since + BRIDGE_CHAN_PIN_GRACE_MS)
-        return BRIDGE_CHAN_WAIT;
+        return bridge_chan_mem_wait(ch, q, now);
     snprintf(why, sizeof(why), "RDMA channel: no registered memory for a %u-byte I/O buffer "
              "(%s) with no other I/O in flight for %u ms: the process has %llu bytes "
              "registered, RLIMIT_MEMLOCK allows %llu; raise RLIMIT_MEMLOCK (ulimit -l, "

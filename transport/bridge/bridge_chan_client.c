@@ -46,10 +46,10 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     size_t nd = 0;
     int n, rc;
 
-    if (!bridge_chan_budget_allows(ch, plan->length))
-        return BRIDGE_CHAN_WAIT; /* the program's request waits in the stream */
+    if (!bridge_chan_budget_allows(ch, plan->length)) /* the request waits in the stream */
+        return bridge_chan_mem_wait(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
     if (!smbd_conn_can_register(ch->host.conn, plan->length))
-        return bridge_chan_pin_wait(ch, plan->length, 0, now_ms);
+        return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_STREAM, plan->length, 0, now_ms);
     if (!in_place) {
         if (!(b = bridge_chan_buf_new_charged(ch, plan->length)))
             return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
@@ -63,10 +63,10 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     if (rc < 0) {
         bridge_chan_buf_free(ch, b);
         if (bridge_chan_refused_for_memory(rc))
-            return bridge_chan_pin_wait(ch, plan->length, rc, now_ms);
+            return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_STREAM, plan->length, rc, now_ms);
         return bridge_chan_fail(ch, rc, "RDMA channel: registering an I/O buffer failed");
     }
-    ch->pin_wait_since = 0;
+    bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
     if (in_place && !(b = bridge_chan_buf_take_message(ch, plan->data, plan->length))) {
         smbd_conn_deregister_buffer(ch->host.conn, reg);
         return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: cannot take over a WRITE's buffer");

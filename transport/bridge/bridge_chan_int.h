@@ -41,6 +41,10 @@ struct bridge_chan_ops {
     void (*free)(struct bridge_chan *ch); /* deregisters and frees everything, ch too */
 };
 
+/* Where I/O waits for memory, in order: the stream's messages (the shim's requests, the
+ * relay's READ responses) and the relay's channel WRITEs, whose RDMA Reads wait. */
+enum bridge_chan_queue { BRIDGE_CHAN_Q_STREAM, BRIDGE_CHAN_Q_WRITES, BRIDGE_CHAN_QUEUES };
+
 /* The first member of each role's own state. */
 struct bridge_chan {
     const struct bridge_chan_ops *ops;
@@ -48,6 +52,9 @@ struct bridge_chan {
     uint64_t mem_used;               /* bytes of this connection's buffers */
     uint64_t pin_wait_since;         /* an I/O waits for registered memory since (ms), 0:
                                         none waits */
+    uint64_t mem_wait_since[BRIDGE_CHAN_QUEUES]; /* the head of each queue is held back
+                                                    for memory since (ms) ... */
+    uint8_t mem_waiting[BRIDGE_CHAN_QUEUES];     /* ... when this is 1 */
     struct bridge_chan_stats stats;
 };
 
@@ -70,9 +77,16 @@ static inline int bridge_chan_fail(struct bridge_chan *ch, int err, const char *
 int bridge_chan_budget_allows(const struct bridge_chan *ch, uint64_t len);
 /* Whether a registration (or an RDMA operation) failed for want of registered memory. */
 int bridge_chan_refused_for_memory(int rc);
-/* Registered memory for a len-byte buffer cannot be had now (rc: the refusal, or 0):
- * BRIDGE_CHAN_WAIT while it may still come free, else -1 after failing the bridge. */
-int bridge_chan_pin_wait(struct bridge_chan *ch, uint32_t len, int rc, uint64_t now);
+/* The I/O at the head of queue q is held back for memory (from now, when it was not
+ * already): BRIDGE_CHAN_WAIT. */
+int bridge_chan_mem_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint64_t now);
+/* The I/O at the head of q got its memory: its wait, if any, ends at now. */
+void bridge_chan_mem_got(struct bridge_chan *ch, enum bridge_chan_queue q, uint64_t now);
+/* Registered memory for a len-byte buffer for the head of q cannot be had now (rc: the
+ * refusal, or 0): BRIDGE_CHAN_WAIT while it may still come free, else -1 after failing
+ * the bridge. */
+int bridge_chan_pin_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint32_t len, int rc,
+                         uint64_t now);
 
 /* A buffer of len bytes charged to the budgets (NULL when out of memory). */
 struct bridge_chan_buf *bridge_chan_buf_new_charged(struct bridge_chan *ch, uint32_t len);

@@ -66,10 +66,12 @@ static int server_start_writes(struct bridge_chan_server *s)
         int busy, rc;
 
         if (io && !smbd_conn_can_register(ch->host.conn, w->size))
-            return bridge_chan_pin_wait(ch, w->size, 0, now) < 0 ? -1 : 0;
+            return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_WRITES, w->size, 0, now) < 0 ? -1 : 0;
         if (io && !(b = bridge_chan_buf_new(ch, w->size, &busy))) {
-            if (busy)
+            if (busy) {
+                bridge_chan_mem_wait(ch, BRIDGE_CHAN_Q_WRITES, now);
                 return 0;
+            }
             return bridge_chan_fail(ch, -ENOMEM, "RDMA channel: out of memory for an I/O buffer");
         }
         if (!io) { /* cannot happen: its response needs the inline WRITE first */
@@ -82,10 +84,11 @@ static int server_start_writes(struct bridge_chan_server *s)
         if (rc < 0) {
             bridge_chan_buf_free(ch, b);
             if (bridge_chan_refused_for_memory(rc))
-                return bridge_chan_pin_wait(ch, w->size, rc, now) < 0 ? -1 : 0;
+                return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_WRITES, w->size, rc, now) < 0 ? -1
+                                                                                         : 0;
             return bridge_chan_fail(ch, rc, "RDMA Read of a channel WRITE's data could not start");
         }
-        ch->pin_wait_since = 0;
+        bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_WRITES, now);
         memcpy(b->head, w->head, w->head_len);
         b->head_len = w->head_len;
         DL_DELETE(s->pending, w);
@@ -165,7 +168,8 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
         rc = smbd_conn_rdma_write(ch->host.conn, (uint64_t)(uintptr_t)a->b, a->b->mem, len,
                                   a->descs, a->ndescs, 0);
         if (bridge_chan_refused_for_memory(rc)) {
-            if ((rc = bridge_chan_pin_wait(ch, len, rc, now)) == BRIDGE_CHAN_WAIT)
+            if ((rc = bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_STREAM, len, rc, now)) ==
+                BRIDGE_CHAN_WAIT)
                 return rc;
             answer_free(ch, a);
             return -1;
@@ -174,7 +178,7 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
             answer_free(ch, a);
             return bridge_chan_fail(ch, rc, "RDMA Write of a channel READ's data could not start");
         }
-        ch->pin_wait_since = 0;
+        bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_STREAM, now);
         DL_APPEND(s->rdma, a->b);
         ch->stats.rdma_writes++;
         ch->stats.rdma_write_bytes += len;
@@ -224,13 +228,14 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
     if (smb2_hdr_decode(msg, len, &h) == 0 && (io = chan_table_find(&s->cs.ios, h.message_id)) &&
         io->kind == CHAN_READ && !smb2_hdr_is_interim(&h)) {
         if (!bridge_chan_budget_allows(ch, len))
-            return BRIDGE_CHAN_WAIT;
+            return bridge_chan_mem_wait(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
         /* the RDMA Write registers the data: at most the response less its header and
          * body (an error response carries none) */
         if (len > SMB2_READ_RESP_FIXED &&
             !smbd_conn_can_register(ch->host.conn, len - SMB2_READ_RESP_FIXED))
-            return bridge_chan_pin_wait(ch, (uint32_t)(len - SMB2_READ_RESP_FIXED), 0, now_ms);
-        ch->pin_wait_since = 0;
+            return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_STREAM,
+                                        (uint32_t)(len - SMB2_READ_RESP_FIXED), 0, now_ms);
+        bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
     }
     chan_server_on_response(&s->cs, msg, len, &res);
     rc = 0;

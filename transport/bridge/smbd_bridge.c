@@ -85,7 +85,7 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     st->stream_bytes_out = b->out.bytes;
     st->stream_bytes_spliced = b->out.splice.bytes;
     if (b->chan)
-        bridge_chan_get_stats(b->chan, &st->chan);
+        bridge_chan_get_stats(b->chan, sd_now_ms(), &st->chan);
 }
 
 static void bridge_host_fail(void *ctx, int err, const char *why)
