@@ -3,7 +3,9 @@
 # scripts/torture runs its selection of smb2 tests (compound, credits, lock, notify, oplock,
 # lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.32,
 # over plain TCP and through the shim and relay (SMB Direct over soft-iWARP, no TCP
-# fallback). Fails when a test that passes over TCP does not pass through the tunnel.
+# fallback). Fails when a test that passes over TCP does not pass through the tunnel, in
+# its first run there or in one of two more (a few race smbd's own timing; each retry is
+# shown).
 # SD_TORTURE_TESTS, when set, replaces the selection (scripts/run-tests' bats-san tier
 # runs a shorter one under the sanitizers).
 
@@ -14,7 +16,8 @@ load helpers
     local both tcp_only sessions
     run env TORTURE_ADDR=127.0.0.32 TORTURE_TESTS="${SD_TORTURE_TESTS:-}" \
         "$BATS_TEST_DIRNAME/../../scripts/torture"
-    grep '^torture: [0-9]* passed both ways' <<<"$output" | sed 's/^torture: /# /' >&3
+    grep -E '^torture: ([0-9]* passed both ways|passed through the tunnel at attempt)' <<<"$output" |
+        sed 's/^torture: /# /' >&3
     assert_success
     both=$(sed -nE 's/^torture: ([0-9]+) passed both ways.*/\1/p' <<<"$output")
     tcp_only=$(sed -nE 's/^torture: .*, ([0-9]+) passed over TCP only,.*/\1/p' <<<"$output")
