@@ -89,9 +89,8 @@ static void conn_text(const struct conn_copy *c, uint64_t now, FILE *out)
                 (unsigned long long)st->chan.rdma_write_bytes,
                 (unsigned long long)st->chan.mem_held, (unsigned long long)st->chan.mem_waits,
                 (unsigned long long)st->chan.mem_wait_ms, st->chan.mem_waiting,
-                st->params.send_credits,
-                st->params.neg.send_credit_target, st->params.receive_credits,
-                st->params.neg.receive_credit_max);
+                st->params.send_credits, st->params.neg.send_credit_target,
+                st->params.receive_credits, st->params.neg.receive_credit_max);
     fputc('\n', out);
 }
 

@@ -72,10 +72,7 @@ void bridge_chan_get_stats(const struct bridge_chan *ch, uint64_t now,
     *out = ch->stats;
     out->mem_held = ch->mem_used;
     for (int q = 0; q < BRIDGE_CHAN_QUEUES; q++) {
-        if (!ch->mem_waiting[q])
-            continue;
-        out->mem_waiting++;
-        if (now > ch->mem_wait_since[q])
-            out->mem_wait_ms += now - ch->mem_wait_since[q];
+        out->mem_waiting += ch->mem_waiting[q];
+        out->mem_wait_ms += bridge_chan_mem_waited(ch, q, now);
     }
 }

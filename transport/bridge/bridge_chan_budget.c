@@ -62,11 +62,8 @@ int bridge_chan_mem_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint6
 void bridge_chan_mem_got(struct bridge_chan *ch, enum bridge_chan_queue q, uint64_t now)
 {
     ch->pin_wait_since = 0;
-    if (ch->mem_waiting[q]) {
-        ch->mem_waiting[q] = 0;
-        if (now > ch->mem_wait_since[q])
-            ch->stats.mem_wait_ms += now - ch->mem_wait_since[q];
-    }
+    ch->stats.mem_wait_ms += bridge_chan_mem_waited(ch, q, now);
+    ch->mem_waiting[q] = 0;
 }
 
 /* The I/O waits (BRIDGE_CHAN_WAIT, offered again) while memory may still come free: this

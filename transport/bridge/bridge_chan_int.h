@@ -64,6 +64,14 @@ struct bridge_chan *bridge_chan_client_new(uint32_t threshold, uint32_t max_io,
                                            const struct bridge_chan_host *host);
 struct bridge_chan *bridge_chan_server_new(uint32_t max_io, const struct bridge_chan_host *host);
 
+/* How long the head of queue q has been held back for memory at now (ms; 0 when it is not
+ * held back). */
+static inline uint64_t bridge_chan_mem_waited(const struct bridge_chan *ch,
+                                              enum bridge_chan_queue q, uint64_t now)
+{
+    return ch->mem_waiting[q] && now > ch->mem_wait_since[q] ? now - ch->mem_wait_since[q] : 0;
+}
+
 /* Ends the bridge with err and why (host.fail); returns -1. */
 static inline int bridge_chan_fail(struct bridge_chan *ch, int err, const char *why)
 {
