@@ -630,6 +630,14 @@ void fake_fail_post_send(struct sd_qp *qp, int err) { qp->fail_send = err; }
 void fake_fail_post_recv(struct sd_qp *qp, int err) { qp->fail_recv = err; }
 void fake_fail_reg_mr(struct sd_qp *qp, int err) { qp->fail_reg = err; }
 
+int fake_mr_access(const struct sd_qp *qp, const void *base)
+{
+    for (size_t i = 0; i < qp->nregions; i++)
+        if (qp->regions[i].live && qp->regions[i].base == base)
+            return qp->regions[i].access;
+    return -1;
+}
+
 int fake_mr_count(const struct sd_qp *qp)
 {
     int n = 0;

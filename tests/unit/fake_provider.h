@@ -56,6 +56,7 @@ void fake_sent_clear(struct sd_qp *qp);
 
 int fake_posted_recvs(const struct sd_qp *qp);
 int fake_mr_count(const struct sd_qp *qp);      /* live registrations */
+int fake_mr_access(const struct sd_qp *qp, const void *base); /* a live one's, or -1 */
 size_t fake_mr_bytes(const struct sd_qp *qp);   /* bytes they cover */
 int fake_is_connected(const struct sd_qp *qp);
 int fake_disconnects(const struct sd_qp *qp);   /* calls of ops->disconnect on qp */

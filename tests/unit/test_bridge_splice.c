@@ -4,6 +4,7 @@
  * once the reader is past it, even on a new stream where the socket's count of unread
  * memory exceeds all bytes written so far; at the end what is unread is unmapped, and the
  * reader still reads it whole. */
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -18,6 +19,7 @@
 
 #include "bridge_pool.h"
 #include "bridge_splice.h"
+#include "sd_pipeheld.h"
 #include "th_sock.h"
 
 #define BIG (1u << 20)
@@ -52,7 +54,8 @@ static int rig_teardown(void **state)
 
     if (r->sv[0] >= 0)
         close(r->sv[0]);
-    close(r->sv[1]);
+    if (r->sv[1] >= 0)
+        close(r->sv[1]);
     bridge_pool_unref();
     return 0;
 }
@@ -100,6 +103,61 @@ static void test_the_reader_gets_the_pages(void **state)
     assert_int_equal(got[0], 0x42);
     assert_int_equal(got[4095], 0x42);
     assert_int_equal(got[4096], (uint8_t)(4096 * 5 + 1));
+    bridge_pool_put(alloc, cap);
+}
+
+/* READ data a provider held in pipes (sd_pipeheld): what the reader gets is what the
+ * pipes held, never the buffer's memory, up to where the holder was split; the rest
+ * comes from memory; the pipes' share is counted. */
+/* A new pool buffer of BIG bytes of 0x11 whose first n bytes (value v) are held in pipes. */
+static uint8_t *held_buffer(size_t n, uint8_t v, size_t *cap)
+{
+    static uint8_t held[BIG];
+    uint8_t *alloc = bridge_pool_get(BIG, cap);
+    struct sd_pipeheld *h;
+
+    assert_non_null(alloc);
+    memset(alloc, 0x11, BIG);
+    memset(held, v, n);
+    h = sd_pipeheld_begin(alloc, BIG, 0);
+    assert_non_null(h);
+    assert_int_equal(sd_pipeheld_write_in(h, held, n), n);
+    return alloc;
+}
+
+static void test_held_bytes_come_from_the_pipes(void **state)
+{
+    static uint8_t got[BIG];
+    struct rig *r = *state;
+    size_t cap;
+    uint8_t *alloc = held_buffer(BIG / 2, 0x77, &cap);
+
+    assert_int_equal(bridge_splice_out(&r->sp, r->sv[0], alloc, BIG), BIG);
+    assert_int_equal(r->sp.unplaced, BIG / 2);
+    assert_int_equal(r->sp.bytes, BIG);
+    assert_int_equal(th_sock_drain(r->sv[1], got, sizeof(got)), BIG);
+    assert_int_equal(got[0], 0x77);
+    assert_int_equal(got[BIG / 2 - 1], 0x77);
+    assert_int_equal(got[BIG / 2], 0x11);   /* past what was held: the buffer's bytes */
+    assert_int_equal(alloc[0], 0x11);       /* memory never had the held bytes */
+    bridge_pool_put(alloc, cap);
+}
+
+/* A splice that fails (the reader is gone) leaves held bytes in memory for the caller's
+ * copy, which reports the error as usual. */
+static void test_failed_splice_puts_held_bytes_in_place(void **state)
+{
+    struct rig *r = *state;
+    size_t cap;
+    uint8_t *alloc = held_buffer(BIG / 4, 0x55, &cap);
+
+    close(r->sv[1]);
+    r->sv[1] = -1;
+    assert_int_equal(bridge_splice_out(&r->sp, r->sv[0], alloc, BIG), -EPIPE);
+    assert_false(r->sp.on);
+    assert_int_equal(alloc[0], 0x55);
+    assert_int_equal(alloc[BIG / 4 - 1], 0x55);
+    assert_int_equal(alloc[BIG / 4], 0x11);
     bridge_pool_put(alloc, cap);
 }
 
@@ -182,6 +240,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_only_local_streams_splice),
         cmocka_unit_test_setup_teardown(test_the_reader_gets_the_pages, rig_setup, rig_teardown),
+        cmocka_unit_test_setup_teardown(test_held_bytes_come_from_the_pipes, rig_setup,
+                                        rig_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_splice_puts_held_bytes_in_place, rig_setup,
+                                        rig_teardown),
         cmocka_unit_test_setup_teardown(test_a_new_stream_holds_what_is_unread, rig_setup,
                                         rig_teardown),
         cmocka_unit_test_setup_teardown(test_buffers_go_back_in_order, rig_setup, rig_teardown),

@@ -52,6 +52,30 @@ static void test_register_builds_descriptors(void **state)
     th_end_free(&b);
 }
 
+/* SMBD_REG_PIPE_HELD asks for SD_ACCESS_PIPE_HELD only where the provider has pipe_held
+ * (the fake has not: it would refuse the bit) and only with PEER_WRITE. */
+static void test_pipe_held_only_where_the_provider_can(void **state)
+{
+    struct th_end a, b;
+    static uint8_t buf[8192];
+    struct smbd_buffer_desc d[4];
+    struct smbd_registration *reg;
+    size_t n;
+
+    (void)state;
+    th_pair_establish(&a, &b, NULL, NULL, 1);
+    assert_int_equal(fake_provider.pipe_held, 0);
+    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf),
+                                               SMBD_REG_PEER_WRITE | SMBD_REG_PIPE_HELD, &reg, d,
+                                               4, &n), 0);
+    assert_int_equal(fake_mr_access(a.qp, buf), SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_WRITE);
+    assert_int_equal(smbd_conn_deregister_buffer(a.conn, reg), 0);
+    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf), SMBD_REG_PIPE_HELD, &reg,
+                                               d, 4, &n), -EINVAL); /* held, but for whom? */
+    th_end_free(&a);
+    th_end_free(&b);
+}
+
 /* Three separate peer buffers form one descriptor array; a write at offset 80 of
  * 200 bytes covers the tail of the first, all of the second and the head of the
  * third, and touches nothing else. */
@@ -244,6 +268,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register_builds_descriptors),
+        cmocka_unit_test(test_pipe_held_only_where_the_provider_can),
         cmocka_unit_test(test_write_split_across_elements),
         cmocka_unit_test(test_read_split_across_elements),
         cmocka_unit_test(test_rdma_argument_checks),

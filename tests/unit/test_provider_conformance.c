@@ -10,6 +10,7 @@
 
 #include "sd_clock.h"
 #include "provider.h"
+#include "sd_pipeheld.h"
 #include "soft/iwarp_wire.h"
 #include "soft/soft_qp.h" /* the CRC tests look at what the soft-iWARP qp negotiated */
 
@@ -1128,6 +1129,71 @@ static void test_soft_crc_asked_by_acceptor(void **state)
     soft_crc_exchange(0);
 }
 
+/* soft-iWARP: RDMA Writes into a region registered with SD_ACCESS_PIPE_HELD are spliced
+ * from the socket into pipes, in order, the region's memory untouched, and the Send behind
+ * them arrives as usual; sd_pipeheld_materialize then puts every byte in place. Under MPA
+ * CRC they are placed in memory: the CRC needs the bytes read. */
+static void pipe_held_writes(int crc)
+{
+    static const struct sd_cm_params crc_params = {.ird = 16, .ord = 16, .want_crc = 1};
+    const int access = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_WRITE | SD_ACCESS_PIPE_HELD;
+    struct pair p;
+    struct buf src, dst, s, r;
+    struct sd_pipeheld_stats s0, s1;
+    int aerr;
+
+    if (crc)
+        assert_int_equal(connect_pair_params(&p, &crc_params, &default_params, &aerr), 0);
+    else
+        connect_pair(&p);
+    assert_int_equal(P->pipe_held, 1);
+    buf_reg(&p.a, &src, 3 * MIB, 0);
+    buf_reg(&p.b, &dst, 3 * MIB, access);
+    buf_reg(&p.a, &s, 16, 0);
+    buf_reg(&p.b, &r, 16, SD_ACCESS_LOCAL_WRITE);
+    fill_pattern(src.mem, src.len, 21);
+    memset(dst.mem, 0xee, dst.len);
+    sd_pipeheld_get_stats(&s0);
+    post_recv_ok(&p.b, &r, 1, 0, 16);
+    struct sd_sge g1 = sge_of(&src, 0, MIB), g2 = sge_of(&src, MIB, 2 * MIB);
+    assert_int_equal(P->post_write(p.a.qp, 5, &g1, dst.mr.rkey, dst.mr.addr), 0);
+    assert_int_equal(P->post_write(p.a.qp, 6, &g2, dst.mr.rkey, dst.mr.addr + MIB), 0);
+    send_ok(&p.a, &s, 7, 0, 16, 0);
+    expect_wc(&p, &p.a, 5, SD_WC_RDMA_WRITE, SD_WC_SUCCESS);
+    expect_wc(&p, &p.a, 6, SD_WC_RDMA_WRITE, SD_WC_SUCCESS);
+    expect_wc(&p, &p.a, 7, SD_WC_SEND, SD_WC_SUCCESS);
+    expect_wc(&p, &p.b, 1, SD_WC_RECV, SD_WC_SUCCESS);
+    sd_pipeheld_get_stats(&s1);
+    if (crc) {
+        assert_int_equal(s1.held - s0.held, 0);
+        assert_memory_equal(dst.mem, src.mem, src.len);
+    } else {
+        assert_int_equal(s1.held - s0.held, 3 * MIB);
+        for (size_t i = 0; i < dst.len; i += 4096)
+            assert_int_equal(dst.mem[i], 0xee);
+        sd_pipeheld_materialize(dst.mem, dst.len);
+        assert_memory_equal(dst.mem, src.mem, src.len);
+    }
+    sd_pipeheld_release(dst.mem, dst.len);
+    buf_free(&p.a, &src);
+    buf_free(&p.b, &dst);
+    buf_free(&p.a, &s);
+    buf_free(&p.b, &r);
+    close_pair(&p);
+}
+
+static void test_soft_pipe_held_writes(void **state)
+{
+    (void)state;
+    pipe_held_writes(0);
+}
+
+static void test_soft_pipe_held_writes_with_crc_in_memory(void **state)
+{
+    (void)state;
+    pipe_held_writes(1);
+}
+
 /* soft-iWARP: Sends completed before an orderly disconnect reach a peer that reads
  * slowly and answers each message (as an SMB Direct receiver grants credits), although
  * the disconnecting side is destroyed as soon as its disconnect completes. A socket
@@ -1280,6 +1346,8 @@ int main(void)
         cmocka_unit_test(test_soft_crc_asked_by_connector),
         cmocka_unit_test(test_soft_crc_asked_by_acceptor),
         cmocka_unit_test(test_soft_disconnect_delivers_to_slow_peer),
+        cmocka_unit_test(test_soft_pipe_held_writes),
+        cmocka_unit_test(test_soft_pipe_held_writes_with_crc_in_memory),
     };
     P = &sd_soft_provider;
     on_iwarp = 1;

@@ -13,6 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "sd_pipeheld.h"
+
 struct idle_buf {
     struct idle_buf *next;
     size_t cap;
@@ -109,6 +111,7 @@ void bridge_pool_put(void *mem, size_t cap)
         free(mem);
         return;
     }
+    sd_pipeheld_release(mem, cap); /* the next use of this memory starts with none held */
     pthread_mutex_lock(&pool_lock);
     if (users > 0 && idle_bytes + cap <= BRIDGE_POOL_IDLE_MAX) {
         b->cap = cap;
@@ -124,10 +127,12 @@ void bridge_pool_put(void *mem, size_t cap)
 
 void bridge_pool_drop(void *mem, size_t cap)
 {
-    if (!mem || cap < BRIDGE_POOL_MIN)
+    if (!mem || cap < BRIDGE_POOL_MIN) {
         free(mem);
-    else
-        large_free(mem, cap);
+        return;
+    }
+    sd_pipeheld_release(mem, cap);
+    large_free(mem, cap);
 }
 
 size_t bridge_pool_idle(void)
