@@ -132,6 +132,15 @@ end_line_counts() {
     echo "$counts"
 }
 
+# get_counts FILE DEST KIND — gets the share's FILE to DEST through the shim (the caller's
+# environment applies), checks the copy and sets COUNTS to end_line_counts KIND.
+get_counts() {
+    run_smb -c "get $1 $2"
+    assert_success
+    assert_same_file "$SENV_SHARE/$1" "$2"
+    COUNTS=$(end_line_counts "$output" "$3")
+}
+
 @test "the program's own thread sends its requests, and the engine thread with SMBDIRECT_DIRECT_SEND=off" {
     require_shim
     local d counts in fed mode
@@ -156,15 +165,12 @@ end_line_counts() {
 
 @test "a channel READ's data goes into the program's socket by reference, and is copied with SMBDIRECT_SPLICE=off" {
     require_shim
-    local d counts out spliced mode
+    local d out spliced mode
     d=$(work_dir)
     senv_random_file "$SENV_SHARE/splice.bin" 67108864
     for mode in on off; do
-        SMBDIRECT_SPLICE=$mode run_smb -c "get splice.bin $d/got-$mode.bin"
-        assert_success
-        assert_same_file "$SENV_SHARE/splice.bin" "$d/got-$mode.bin"
-        counts=$(end_line_counts "$output" spliced) || return 1
-        read -r out spliced <<<"$counts"
+        SMBDIRECT_SPLICE=$mode get_counts splice.bin "$d/got-$mode.bin" spliced || return 1
+        read -r out spliced <<<"$COUNTS"
         echo "$mode: $spliced of $out bytes by reference" >&3
         [ "$out" -gt 67108864 ]
         if [ "$mode" = on ]; then
@@ -178,15 +184,13 @@ end_line_counts() {
 
 @test "a channel READ's data goes from soft-iWARP's socket to the program's through pipes, and into memory under MPA CRC" {
     require_shim
-    local d counts spliced unplaced crc
+    local d spliced unplaced crc
     d=$(work_dir)
     senv_random_file "$SENV_SHARE/held.bin" 67108864
     for crc in 0 1; do
-        SMBDIRECT_TRANSPORT=soft SMBDIRECT_SOFT_CRC=$crc run_smb -c "get held.bin $d/got-$crc.bin"
-        assert_success
-        assert_same_file "$SENV_SHARE/held.bin" "$d/got-$crc.bin"
-        counts=$(end_line_counts "$output" unplaced) || return 1
-        read -r spliced unplaced <<<"$counts"
+        SMBDIRECT_TRANSPORT=soft SMBDIRECT_SOFT_CRC=$crc get_counts held.bin "$d/got-$crc.bin" \
+            unplaced || return 1
+        read -r spliced unplaced <<<"$COUNTS"
         echo "crc $crc: $unplaced of $spliced bytes by reference never copied" >&3
         [ "$spliced" -eq 67108864 ]
         if [ "$crc" = 0 ]; then
