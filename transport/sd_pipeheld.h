@@ -10,8 +10,8 @@
  *
  * A region's holder keeps bytes [0, filled) of the region in its pipes, in order, as
  * long as the writes come in order from offset 0. A write anywhere else (out of order,
- * overlapping) first puts everything held into memory, and the region is plain memory
- * until it is released. When the pipes are full (their budget, the process-wide
+ * overlapping, past a gap) first puts everything held into memory, and the region's
+ * writes go to memory from then on, until one starts it over at offset 0. When the pipes are full (their budget, the process-wide
  * SD_PIPEHELD_BUDGET bytes, is spent, or the kernel refuses more) the rest of an
  * in-order region goes to memory after the bytes already held: the region is split,
  * its head in pipes, its tail in memory, and emitting takes the head from the pipes
@@ -54,10 +54,10 @@ size_t sd_pipeheld_write_in(struct sd_pipeheld *h, const uint8_t *p, size_t n);
  * are in memory: the caller's own path), or -errno. */
 ssize_t sd_pipeheld_emit(const uint8_t *addr, size_t len, int fd);
 /* Consumer: the bytes held for any region overlapping [addr, addr+len) are put into
- * memory; those regions are plain memory until released. */
+ * memory; those regions' writes go to memory until one starts them over at offset 0. */
 void sd_pipeheld_materialize(const uint8_t *addr, size_t len);
 /* Ends every holder whose region starts inside [addr, addr+len): what it held is
- * dropped and its pipes go back to the pool. */
+ * dropped with its pipe, and its empty pipes are kept for other holders. */
 void sd_pipeheld_release(const uint8_t *addr, size_t len);
 
 /* Process-wide figures: bytes taken into pipes, and of them bytes later copied into

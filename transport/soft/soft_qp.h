@@ -59,9 +59,9 @@ enum sd_soft_mem_check { SD_SOFT_MEM_OK, SD_SOFT_MEM_BAD_STAG, SD_SOFT_MEM_BOUND
 enum sd_soft_mem_check sd_soft_mem_check(const struct sd_soft_mem *m, uint32_t stag,
                                          uint64_t to, uint32_t len, int access,
                                          uint8_t **where);
-/* Checks that sge lies inside a valid registration with the given access bits. */
 /* The valid registration stag names, or NULL. */
 const struct sd_soft_region *sd_soft_mem_region(const struct sd_soft_mem *m, uint32_t stag);
+/* Checks that sge lies inside a valid registration with the given access bits. */
 int sd_soft_mem_check_local(const struct sd_soft_mem *m, const struct sd_sge *sge, int access);
 /* Remote invalidation (RFC 5040 6.3.1): 0, or -1 when stag is no valid remote STag. */
 int sd_soft_mem_invalidate(struct sd_soft_mem *m, uint32_t stag);

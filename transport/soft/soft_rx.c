@@ -386,8 +386,8 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    *direct = !qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
-              rx->dst && want >= SD_SOFT_DIRECT_RX;
+    *direct = (!qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
+               rx->dst && want >= SD_SOFT_DIRECT_RX) ? RX_DIRECT : 0;
     if (*direct && rx->held) {
         ssize_t k = sd_pipeheld_splice_in(rx->held, qp->fd, want);
 
