@@ -118,6 +118,26 @@ static void test_in_order_writes_stay_out_of_memory(void **state)
     free(r);
 }
 
+/* Memory used again and again without a release in between (each use written whole in
+ * order from 0 and emitted whole) stays in pipes every time: a use does not leave the
+ * holder fewer pipes for the next. */
+static void test_every_new_use_of_emptied_memory_is_held(void **state)
+{
+    (void)state;
+    size_t len = 3 * MIB;
+    uint8_t *r = region(len), *out = malloc(len);
+
+    for (unsigned use = 0; use < 24; use++) {
+        write_in(r, len, 0, len, use, 64 * KIB);
+        assert_int_equal(r[len / 2], 0xee);
+        assert_int_equal(drain(r, len, out), len);
+        assert_pattern(out, 0, len, use);
+    }
+    sd_pipeheld_release(r, len);
+    free(out);
+    free(r);
+}
+
 static void test_materialize_puts_held_bytes_in_place(void **state)
 {
     (void)state;
@@ -246,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order_writes_stay_out_of_memory),
+        cmocka_unit_test(test_every_new_use_of_emptied_memory_is_held),
         cmocka_unit_test(test_materialize_puts_held_bytes_in_place),
         cmocka_unit_test(test_out_of_order_write_goes_to_memory_after_what_is_held),
         cmocka_unit_test(test_a_skipped_offset_is_out_of_order),
