@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "log.h"
+
 /* STag = (slot index + 1) << 8 | 8-bit key; the key changes on every reuse of a slot
  * so a stale STag never reaches a newer registration (RFC 5040 6.4: STag Key). */
 #define STAG_INDEX(stag) (((stag) >> 8) - 1)
@@ -108,6 +110,18 @@ int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
     if (!mr || (mr->lkey >> 8) == 0 || STAG_INDEX(mr->lkey) >= m->n ||
         m->r[STAG_INDEX(mr->lkey)].stag != mr->lkey)
         return -EINVAL;
-    m->r[STAG_INDEX(mr->lkey)] = (struct sd_soft_region){0};
+    struct sd_soft_region *r = &m->r[STAG_INDEX(mr->lkey)];
+    if (!qp->dead && (sd_soft_rx_uses(qp, r->base, r->length) ||
+                      sd_soft_tx_uses(qp, r->base, r->length, r->stag))) {
+        /* Whoever deregisters may free the memory next: nothing may touch it after this
+         * call, so the RDMA in flight ends with the connection (as a verbs QP goes to its
+         * error state), its partly written FPDU kept by copy. An owner tearing down a
+         * live connection (smbd_conn_free before the provider's destroy) comes here
+         * with its receives still posted: a debug line only. */
+        sd_debug("soft-iWARP: memory of STag 0x%08x (%zu bytes) deregistered while RDMA in "
+                 "flight still uses it: the connection fails", r->stag, r->length);
+        sd_soft_qp_fail(qp, SD_WC_LOCAL_PROT, SD_SOFT_BLAME_NONE);
+    }
+    *r = (struct sd_soft_region){0};
     return 0;
 }
