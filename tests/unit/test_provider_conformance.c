@@ -1229,6 +1229,50 @@ static void test_soft_dereg_of_a_read_sink_in_flight(void **state)
     close_pair(&p);
 }
 
+/* soft-iWARP: a Send's memory deregistered while the Send is part-way on the wire (the
+ * peer has read nothing yet, the socket is full) is never read again: the connection fails
+ * at once, the FPDU being written is finished from a copy taken then, and nothing of what
+ * the memory holds afterwards reaches the peer. */
+static void test_soft_dereg_of_a_send_in_flight(void **state)
+{
+    (void)state;
+    struct pair p;
+    connect_pair(&p);
+    int small = 4096;
+    assert_int_equal(setsockopt(P->fd(p.a.qp), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+    struct buf src, dst;
+    buf_reg(&p.a, &src, MIB, 0);
+    buf_reg(&p.b, &dst, MIB, SD_ACCESS_LOCAL_WRITE);
+    fill_pattern(src.mem, src.len, 41);
+    for (size_t i = 0; i < src.len; i++)
+        src.mem[i] = src.mem[i] == 0x5a ? 0x5b : src.mem[i];
+    memset(dst.mem, 0xee, dst.len);
+    post_recv_ok(&p.b, &dst, 1, 0, MIB);
+    send_ok(&p.a, &src, 2, 0, MIB, 0);
+    assert_int_equal(P->progress(p.a.qp), 0); /* as much as the sockets take: not 1 MiB */
+    assert_int_equal(P->dereg_mr(p.a.qp, &src.mr), 0);
+    memset(src.mem, 0x5a, src.len); /* as if freed and used again */
+    struct sd_wc wc;
+    do /* b takes what came: its receive ends, whole or flushed */
+        wc = next_wc(&p, &p.b);
+    while (wc.opcode != SD_WC_RECV && wc.opcode != SD_WC_CONN_LOST);
+    for (size_t i = 0; i < dst.len; i++)
+        if (dst.mem[i] == 0x5a)
+            fail_msg("byte %zu came from the memory after its deregistration", i);
+    assert_int_not_equal(wc.status, SD_WC_SUCCESS);
+    wc = next_wc(&p, &p.a);
+    assert_int_equal(wc.opcode, SD_WC_SEND);
+    assert_int_not_equal(wc.status, SD_WC_SUCCESS);
+    wc = next_wc(&p, &p.a);
+    assert_int_equal(wc.opcode, SD_WC_CONN_LOST);
+    assert_int_equal(wc.status, SD_WC_LOCAL_PROT);
+    P->destroy(p.a.qp); /* its STag is gone: no second deregistration */
+    p.a.qp = NULL;
+    free(src.mem);
+    buf_free(&p.b, &dst);
+    close_pair(&p);
+}
+
 /* soft-iWARP: Sends completed before an orderly disconnect reach a peer that reads
  * slowly and answers each message (as an SMB Direct receiver grants credits), although
  * the disconnecting side is destroyed as soon as its disconnect completes. A socket
@@ -1384,6 +1428,7 @@ int main(void)
         cmocka_unit_test(test_soft_pipe_held_writes),
         cmocka_unit_test(test_soft_pipe_held_writes_with_crc_in_memory),
         cmocka_unit_test(test_soft_dereg_of_a_read_sink_in_flight),
+        cmocka_unit_test(test_soft_dereg_of_a_send_in_flight),
     };
     P = &sd_soft_provider;
     on_iwarp = 1;

@@ -658,13 +658,21 @@ static void test_rx_read_source_revoked_mid_response(void **state)
     put(&r, w, fpdu(&r, &rr, NULL, 0, w));
     progress(&r);                       /* accepted; the first responses are written */
     assert_int_equal(sd_soft_provider.dereg_mr(r.qp, &mr), 0);
+    memset(mem, 0x5a, LEN); /* as if freed and used again: none of this may leave */
     size_t n = take(&r, w, 2 * LEN), off = 0, data = 0;
     struct sd_iw_hdr h = {0};
     while (off < n) {
         uint16_t ulpdu = sd_iw_get16(w + off);
         sd_iw_hdr_decode(w + off + 2, &h);
-        if (h.opcode == RDMAP_READ_RESP)
+        if (h.opcode == RDMAP_READ_RESP) {
+            const uint8_t *pl = w + off + 2 + DDP_TAGGED_HDR_LEN;
+
+            for (size_t i = 0; i < (size_t)(ulpdu - DDP_TAGGED_HDR_LEN); i++)
+                if (pl[i] != 0)
+                    fail_msg("a Read Response carries byte 0x%02x, read after the revocation",
+                             pl[i]);
             data += ulpdu - DDP_TAGGED_HDR_LEN;
+        }
         off += 2 + ulpdu + sd_iw_mpa_pad(ulpdu) + 4;
     }
     assert_int_equal(off, n);                          /* whole FPDUs only */

@@ -111,15 +111,23 @@ int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
         m->r[STAG_INDEX(mr->lkey)].stag != mr->lkey)
         return -EINVAL;
     struct sd_soft_region *r = &m->r[STAG_INDEX(mr->lkey)];
-    if (!qp->dead && (sd_soft_rx_uses(qp, r->base, r->length) ||
-                      sd_soft_tx_uses(qp, r->base, r->length, r->stag))) {
-        /* Whoever deregisters may free the memory next: nothing may touch it after this
-         * call, so the RDMA in flight ends with the connection (as a verbs QP goes to its
-         * error state), its partly written FPDU kept by copy. An owner tearing down a
-         * live connection (smbd_conn_free before the provider's destroy) comes here
-         * with its receives still posted: a debug line only. */
-        sd_debug("soft-iWARP: memory of STag 0x%08x (%zu bytes) deregistered while RDMA in "
-                 "flight still uses it: the connection fails", r->stag, r->length);
+    /* Whoever deregisters may free the memory next, so nothing may touch it after this
+     * call: RDMA in flight that still uses it ends with the connection (as a verbs QP goes
+     * to its error state), a partly written FPDU finished from a copy. */
+    enum sd_soft_use rx = qp->dead ? SD_SOFT_UNUSED : sd_soft_rx_uses(qp, r->base, r->length),
+                     tx = qp->dead ? SD_SOFT_UNUSED
+                                   : sd_soft_tx_uses(qp, r->base, r->length, r->stag);
+    if (rx == SD_SOFT_USED_BY_PEER || tx == SD_SOFT_USED_BY_PEER) {
+        /* The peer's Write into it or Read of it fails: a Terminate says so (RFC 5040 4.8). */
+        sd_warn("soft-iWARP: STag 0x%08x was revoked while the peer was %s it", r->stag,
+                rx == SD_SOFT_USED_BY_PEER ? "writing" : "reading");
+        sd_soft_qp_terminate(qp, TERM_LAYER_RDMAP, RDMAP_ETYPE_CATASTROPHIC,
+                             RDMAP_ECODE_UNSPECIFIED, SD_WC_LOCAL_PROT, SD_SOFT_BLAME_NONE);
+    } else if (rx || tx) {
+        /* Our own requests: an owner tearing a live connection down (smbd_conn_free
+         * before the provider's destroy) comes here with its receives still posted. */
+        sd_debug("soft-iWARP: memory of STag 0x%08x (%zu bytes) deregistered while requests "
+                 "in flight still use it: the connection fails", r->stag, r->length);
         sd_soft_qp_fail(qp, SD_WC_LOCAL_PROT, SD_SOFT_BLAME_NONE);
     }
     *r = (struct sd_soft_region){0};

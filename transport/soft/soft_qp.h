@@ -187,17 +187,21 @@ void sd_soft_tx_abort(struct sd_qp *qp, const uint8_t *term, size_t term_len,
                       void (*flush)(struct sd_qp *, uint64_t, enum sd_wc_opcode));
 /* Writes what sd_soft_tx_abort kept; 1 when all of it is out, 0 when blocked. */
 int sd_soft_tx_drain_tail(struct sd_qp *qp);
-/* Whether bytes still to leave lie in [base, base+len): an FPDU staged or part-way
- * written, a posted Send, Write or Read (its sink too) not yet segmented, or a peer's
- * Read Request of registration stag not yet answered. */
-int sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len, uint32_t stag);
+/* How RDMA in flight uses memory, for its deregistration (sd_soft_dereg_mr). */
+enum sd_soft_use { SD_SOFT_UNUSED, SD_SOFT_USED_LOCALLY, SD_SOFT_USED_BY_PEER };
+/* Whether bytes still to leave lie in [base, base+len): a peer's Read Request of
+ * registration stag not yet answered (BY_PEER), an FPDU staged or part-way written, a
+ * posted Send, Write or Read (its sink too) not yet segmented (LOCALLY). */
+enum sd_soft_use sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len,
+                                 uint32_t stag);
 
 /* ---- receive (soft_rx.c) ---- */
 sd_post_recv_fn sd_soft_post_recv;
 void sd_soft_rx_progress(struct sd_qp *qp);
-/* Whether bytes still to arrive go into [base, base+len): the payload of an FPDU
- * part-way placed, an RDMA Read's sink, a posted receive. */
-int sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len);
+/* Whether bytes still to arrive go into [base, base+len): a peer's RDMA Write part-way
+ * placed (BY_PEER), another FPDU's payload part-way placed, an RDMA Read's sink, a posted
+ * receive (LOCALLY). */
+enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len);
 
 /* ---- life cycle (soft_provider.c) ---- */
 /* Takes over a connected socket after MPA negotiation. NULL on ENOMEM. */

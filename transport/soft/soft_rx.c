@@ -412,26 +412,26 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
     return recv(qp->fd, rx->buf + rx->end, *asked, MSG_DONTWAIT);
 }
 
-int sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len)
+enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len)
 {
     const struct sd_soft_rx *rx = &qp->rx;
 
     if (rx->state == SD_SOFT_RX_PAYLOAD && rx->payload_done < rx->payload_len && rx->dst &&
         rx->dst >= base && rx->dst < base + len)
-        return 1;
+        return rx->hdr.opcode == RDMAP_WRITE ? SD_SOFT_USED_BY_PEER : SD_SOFT_USED_LOCALLY;
     for (size_t i = 0; i < qp->orq.count; i++) {
         const struct sd_soft_orq *o = sd_soft_ring_at(&qp->orq, i);
 
         if (o->dst < base + len && base < o->dst + o->length)
-            return 1;
+            return SD_SOFT_USED_LOCALLY;
     }
     for (size_t i = 0; i < qp->rq.count; i++) {
         const struct sd_soft_rwr *w = sd_soft_ring_at(&qp->rq, i);
 
         if (w->length > 0 && w->addr < base + len && base < w->addr + w->length)
-            return 1;
+            return SD_SOFT_USED_LOCALLY;
     }
-    return 0;
+    return SD_SOFT_UNUSED;
 }
 
 void sd_soft_rx_progress(struct sd_qp *qp)

@@ -137,26 +137,27 @@ static int overlaps(const void *p, size_t n, const uint8_t *base, size_t len)
     return n > 0 && b < base + len && base < b + n;
 }
 
-int sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len, uint32_t stag)
+enum sd_soft_use sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len,
+                                 uint32_t stag)
 {
+    for (size_t i = 0; i < qp->irq.count; i++)
+        if (((const struct sd_soft_irq *)sd_soft_ring_at(&qp->irq, i))->src_stag == stag)
+            return SD_SOFT_USED_BY_PEER;
     for (unsigned i = 0; i < qp->slot_count; i++) {
         const struct sd_soft_fpdu *f = &qp->slot[(qp->slot_head + i) % SD_SOFT_TX_SLOTS];
 
         for (unsigned k = 0; k < f->niov; k++)
             if (overlaps(f->iov[k].iov_base, f->iov[k].iov_len, base, len))
-                return 1;
+                return SD_SOFT_USED_LOCALLY;
     }
     for (size_t i = 0; i < qp->sq.count; i++) {
         const struct sd_soft_swr *w = sd_soft_ring_at(&qp->sq, i);
 
         for (unsigned k = 0; k < w->nsge; k++)
             if (overlaps(w->sge[k].iov_base, w->sge[k].iov_len, base, len))
-                return 1;
+                return SD_SOFT_USED_LOCALLY;
     }
-    for (size_t i = 0; i < qp->irq.count; i++)
-        if (((const struct sd_soft_irq *)sd_soft_ring_at(&qp->irq, i))->src_stag == stag)
-            return 1;
-    return 0;
+    return SD_SOFT_UNUSED;
 }
 
 int sd_soft_tx_pending(const struct sd_qp *qp)
