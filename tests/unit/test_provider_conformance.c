@@ -1194,6 +1194,20 @@ static void test_soft_pipe_held_writes_with_crc_in_memory(void **state)
     pipe_held_writes(1);
 }
 
+/* s's request wr_id (opcode op) failed by a deregistration of its memory: then the
+ * connection, with SD_WC_LOCAL_PROT. */
+static void expect_failed_by_dereg(struct pair *p, struct side *s, uint64_t wr_id,
+                                   enum sd_wc_opcode op)
+{
+    struct sd_wc wc = next_wc(p, s);
+    assert_int_equal(wc.opcode, op);
+    assert_int_equal(wc.wr_id, wr_id);
+    assert_int_not_equal(wc.status, SD_WC_SUCCESS);
+    wc = next_wc(p, s);
+    assert_int_equal(wc.opcode, SD_WC_CONN_LOST);
+    assert_int_equal(wc.status, SD_WC_LOCAL_PROT);
+}
+
 /* soft-iWARP: memory deregistered while an RDMA Read into it is outstanding (the caller
  * may free it next) is never written: the connection fails at once with SD_WC_LOCAL_PROT
  * (as a verbs QP goes to its error state), and the Read Response goes nowhere. */
@@ -1210,13 +1224,7 @@ static void test_soft_dereg_of_a_read_sink_in_flight(void **state)
     assert_int_equal(P->post_read(p.b.qp, 9, &g, src.mr.rkey, src.mr.addr), 0);
     assert_int_equal(P->dereg_mr(p.b.qp, &sink.mr), 0);
     memset(sink.mem, 0x5a, sink.len); /* as if freed and used again */
-    struct sd_wc wc = next_wc(&p, &p.b);
-    assert_int_equal(wc.opcode, SD_WC_RDMA_READ);
-    assert_int_equal(wc.wr_id, 9);
-    assert_int_not_equal(wc.status, SD_WC_SUCCESS);
-    wc = next_wc(&p, &p.b);
-    assert_int_equal(wc.opcode, SD_WC_CONN_LOST);
-    assert_int_equal(wc.status, SD_WC_LOCAL_PROT);
+    expect_failed_by_dereg(&p, &p.b, 9, SD_WC_RDMA_READ);
     for (int i = 0; i < 20; i++) /* whatever the peer still sends */
         pump(&p, 10);
     for (size_t i = 0; i < sink.len; i++)
@@ -1260,12 +1268,7 @@ static void test_soft_dereg_of_a_send_in_flight(void **state)
         if (dst.mem[i] == 0x5a)
             fail_msg("byte %zu came from the memory after its deregistration", i);
     assert_int_not_equal(wc.status, SD_WC_SUCCESS);
-    wc = next_wc(&p, &p.a);
-    assert_int_equal(wc.opcode, SD_WC_SEND);
-    assert_int_not_equal(wc.status, SD_WC_SUCCESS);
-    wc = next_wc(&p, &p.a);
-    assert_int_equal(wc.opcode, SD_WC_CONN_LOST);
-    assert_int_equal(wc.status, SD_WC_LOCAL_PROT);
+    expect_failed_by_dereg(&p, &p.a, 2, SD_WC_SEND);
     P->destroy(p.a.qp); /* its STag is gone: no second deregistration */
     p.a.qp = NULL;
     free(src.mem);
