@@ -11,11 +11,12 @@
  * A region's holder keeps bytes [0, filled) of the region in its pipes, in order, as
  * long as the writes come in order from offset 0. A write anywhere else (out of order,
  * overlapping, past a gap) first puts everything held into memory, and the region's
- * writes go to memory from then on, until one starts it over at offset 0. When the pipes are full (their budget, the process-wide
- * SD_PIPEHELD_BUDGET bytes, is spent, or the kernel refuses more) the rest of an
- * in-order region goes to memory after the bytes already held: the region is split,
- * its head in pipes, its tail in memory, and emitting takes the head from the pipes
- * and leaves the tail to the caller's memory path.
+ * writes go to memory from then on, until one starts it over at offset 0. When the
+ * pipes are full (their budget, the process-wide SD_PIPEHELD_BUDGET bytes, is spent,
+ * or the kernel refuses more) the rest of an in-order region goes to memory after the
+ * bytes already held: the region is split, its head in pipes, its tail in memory, and
+ * emitting takes the head from the pipes and leaves the tail to the caller's memory
+ * path.
  *
  * The holders are keyed by the region's address, process-wide, so that the data can
  * outlive the registration (the READ buffer is deregistered before its data goes on).

@@ -114,9 +114,11 @@ int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
     /* Whoever deregisters may free the memory next, so nothing may touch it after this
      * call: RDMA in flight that still uses it ends with the connection (as a verbs QP goes
      * to its error state), a partly written FPDU finished from a copy. */
-    enum sd_soft_use rx = qp->dead ? SD_SOFT_UNUSED : sd_soft_rx_uses(qp, r->base, r->length),
-                     tx = qp->dead ? SD_SOFT_UNUSED
-                                   : sd_soft_tx_uses(qp, r->base, r->length, r->stag);
+    enum sd_soft_use rx = SD_SOFT_UNUSED, tx = SD_SOFT_UNUSED;
+    if (!qp->dead) { /* a failed connection touches nothing any more */
+        rx = sd_soft_rx_uses(qp, r->base, r->length);
+        tx = sd_soft_tx_uses(qp, r->base, r->length, r->stag);
+    }
     if (rx == SD_SOFT_USED_BY_PEER || tx == SD_SOFT_USED_BY_PEER) {
         /* The peer's Write into it or Read of it fails: a Terminate says so (RFC 5040 4.8). */
         sd_warn("soft-iWARP: STag 0x%08x was revoked while the peer was %s it", r->stag,

@@ -187,6 +187,13 @@ void sd_soft_tx_abort(struct sd_qp *qp, const uint8_t *term, size_t term_len,
                       void (*flush)(struct sd_qp *, uint64_t, enum sd_wc_opcode));
 /* Writes what sd_soft_tx_abort kept; 1 when all of it is out, 0 when blocked. */
 int sd_soft_tx_drain_tail(struct sd_qp *qp);
+/* Whether n > 0 bytes at p share a byte with [base, base+len). */
+static inline int sd_soft_overlaps(const void *p, size_t n, const uint8_t *base, size_t len)
+{
+    const uint8_t *b = p;
+
+    return n > 0 && b < base + len && base < b + n;
+}
 /* How RDMA in flight uses memory, for its deregistration (sd_soft_dereg_mr). */
 enum sd_soft_use { SD_SOFT_UNUSED, SD_SOFT_USED_LOCALLY, SD_SOFT_USED_BY_PEER };
 /* Whether bytes still to leave lie in [base, base+len): a peer's Read Request of

@@ -428,7 +428,7 @@ enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, si
     for (size_t i = 0; i < qp->rq.count; i++) {
         const struct sd_soft_rwr *w = sd_soft_ring_at(&qp->rq, i);
 
-        if (w->length > 0 && w->addr < base + len && base < w->addr + w->length)
+        if (sd_soft_overlaps(w->addr, w->length, base, len))
             return SD_SOFT_USED_LOCALLY;
     }
     return SD_SOFT_UNUSED;

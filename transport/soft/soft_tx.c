@@ -130,13 +130,6 @@ static int tx_ready(const struct sd_qp *qp)
     return w->opcode != RDMAP_READ_REQ || qp->orq.count < qp->ord;
 }
 
-static int overlaps(const void *p, size_t n, const uint8_t *base, size_t len)
-{
-    const uint8_t *b = p;
-
-    return n > 0 && b < base + len && base < b + n;
-}
-
 enum sd_soft_use sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len,
                                  uint32_t stag)
 {
@@ -147,14 +140,14 @@ enum sd_soft_use sd_soft_tx_uses(const struct sd_qp *qp, const uint8_t *base, si
         const struct sd_soft_fpdu *f = &qp->slot[(qp->slot_head + i) % SD_SOFT_TX_SLOTS];
 
         for (unsigned k = 0; k < f->niov; k++)
-            if (overlaps(f->iov[k].iov_base, f->iov[k].iov_len, base, len))
+            if (sd_soft_overlaps(f->iov[k].iov_base, f->iov[k].iov_len, base, len))
                 return SD_SOFT_USED_LOCALLY;
     }
     for (size_t i = 0; i < qp->sq.count; i++) {
         const struct sd_soft_swr *w = sd_soft_ring_at(&qp->sq, i);
 
         for (unsigned k = 0; k < w->nsge; k++)
-            if (overlaps(w->sge[k].iov_base, w->sge[k].iov_len, base, len))
+            if (sd_soft_overlaps(w->sge[k].iov_base, w->sge[k].iov_len, base, len))
                 return SD_SOFT_USED_LOCALLY;
     }
     return SD_SOFT_UNUSED;
