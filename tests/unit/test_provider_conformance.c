@@ -1237,6 +1237,35 @@ static void test_soft_dereg_of_a_read_sink_in_flight(void **state)
     close_pair(&p);
 }
 
+/* soft-iWARP: a zero-length RDMA Read (as RFC 6581's ready-to-receive) places no byte, so
+ * deregistering the memory its sink address lies in, with its Request on the wire and no
+ * Response yet, fails nothing: the Read completes and the connection carries on. */
+static void test_soft_dereg_beside_a_zero_length_read(void **state)
+{
+    (void)state;
+    struct pair p;
+    connect_pair(&p);
+    struct buf src, sink, s, r;
+    buf_reg(&p.b, &src, 4096, SD_ACCESS_REMOTE_READ);
+    buf_reg(&p.a, &sink, 4096, SD_ACCESS_LOCAL_WRITE);
+    buf_reg(&p.a, &s, 16, 0);
+    buf_reg(&p.b, &r, 16, SD_ACCESS_LOCAL_WRITE);
+    struct sd_sge g = sge_of(&sink, 100, 0); /* inside the region, not at its start */
+    assert_int_equal(P->post_read(p.a.qp, 9, &g, src.mr.rkey, src.mr.addr), 0);
+    assert_int_equal(P->progress(p.a.qp), 0); /* the Request leaves; b has not answered */
+    assert_int_equal(P->dereg_mr(p.a.qp, &sink.mr), 0);
+    expect_wc(&p, &p.a, 9, SD_WC_RDMA_READ, SD_WC_SUCCESS);
+    post_recv_ok(&p.b, &r, 1, 0, 16);
+    send_ok(&p.a, &s, 2, 0, 16, 0);
+    expect_wc(&p, &p.a, 2, SD_WC_SEND, SD_WC_SUCCESS);
+    expect_wc(&p, &p.b, 1, SD_WC_RECV, SD_WC_SUCCESS);
+    free(sink.mem);
+    buf_free(&p.b, &src);
+    buf_free(&p.a, &s);
+    buf_free(&p.b, &r);
+    close_pair(&p);
+}
+
 /* soft-iWARP: a Send's memory deregistered while the Send is part-way on the wire (the
  * peer has read nothing yet, the socket is full) is never read again: the connection fails
  * at once, the FPDU being written is finished from a copy taken then, and nothing of what
@@ -1432,6 +1461,7 @@ int main(void)
         cmocka_unit_test(test_soft_pipe_held_writes_with_crc_in_memory),
         cmocka_unit_test(test_soft_dereg_of_a_read_sink_in_flight),
         cmocka_unit_test(test_soft_dereg_of_a_send_in_flight),
+        cmocka_unit_test(test_soft_dereg_beside_a_zero_length_read),
     };
     P = &sd_soft_provider;
     on_iwarp = 1;

@@ -422,7 +422,7 @@ enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, si
     for (size_t i = 0; i < qp->orq.count; i++) {
         const struct sd_soft_orq *o = sd_soft_ring_at(&qp->orq, i);
 
-        if (o->dst < base + len && base < o->dst + o->length)
+        if (sd_soft_overlaps(o->dst, o->length, base, len)) /* a zero-length Read places nothing */
             return SD_SOFT_USED_LOCALLY;
     }
     for (size_t i = 0; i < qp->rq.count; i++) {
