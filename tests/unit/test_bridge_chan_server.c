@@ -371,6 +371,63 @@ static void test_writes_beyond_the_process_budget_wait_and_proceed_in_order(void
     budget_serialises_writes(UINT64_MAX, 300000);
 }
 
+/* A backend's answer to a channel READ with its data (pattern 9), of length io->len. */
+static size_t read_answer(uint8_t *resp, uint64_t id, uint32_t len)
+{
+    const struct th_hdr h = { .command = SMB2_READ, .message_id = id };
+
+    th_smb2_read_resp(resp, &h, 80, len, 0);
+    for (uint32_t i = 0; i < len; i++)
+        resp[80 + i] = (uint8_t)(9 + i * 7);
+    return 80 + len;
+}
+
+/* A READ's answer held back first by the connection's budget, then by a refused
+ * registration, is one wait: it ends when the RDMA Write of its data starts. */
+static void test_a_read_answer_held_by_budget_then_registration_is_one_wait(void **state)
+{
+    enum { LEN = 200000 };
+    struct rig g;
+    struct cio io[2];
+    struct bridge_chan_stats st;
+    uint8_t m[TH_RW_FIXED + MAX_DESCS * 16], *resp[2];
+
+    (void)state;
+    rig_open(&g, 300000, UINT64_MAX, 0x0311);
+    for (int i = 0; i < 2; i++) {
+        cio_open(&g, &io[i], LEN, SMBD_REG_PEER_WRITE, 0);
+        assert_int_equal(bridge_chan_from_peer(g.ch, m, channel_req(m, SMB2_READ, 7 + (uint64_t)i,
+                                                                    SMB2_CHANNEL_RDMA_V1, &io[i]),
+                                               0), 1);
+        assert_non_null(resp[i] = malloc(80 + LEN));
+    }
+    assert_int_equal(bridge_chan_from_stream(g.ch, resp[0], read_answer(resp[0], 7, LEN), 1000),
+                     1); /* its RDMA Write in flight holds LEN of the budget */
+    assert_int_equal(bridge_chan_from_stream(g.ch, resp[1], read_answer(resp[1], 8, LEN), 1001),
+                     BRIDGE_CHAN_WAIT);
+    settle(&g); /* READ 7 answered: its buffer is freed */
+    fake_fail_reg_mr(g.r.qp, -ENOMEM);
+    assert_int_equal(bridge_chan_from_stream(g.ch, resp[1], read_answer(resp[1], 8, LEN), 1005),
+                     1); /* the answer's now, waiting for its registration */
+    bridge_chan_get_stats(g.ch, 1006, &st);
+    assert_int_equal(st.mem_waits, 1);
+    assert_int_equal(st.mem_waiting, 1);
+    fake_fail_reg_mr(g.r.qp, 0);
+    assert_int_equal(bridge_chan_retry(g.ch), 0);
+    settle(&g);
+    assert_int_equal(g.be.failed, 0);
+    assert_true(is_pattern(io[1].buf, LEN, 9));
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
+    assert_int_equal(st.mem_waits, 1);
+    assert_int_equal(st.mem_waiting, 0);
+    assert_int_equal(st.rdma_writes, 2);
+    for (int i = 0; i < 2; i++) {
+        free(resp[i]);
+        cio_close(&g, &io[i]);
+    }
+    rig_close(&g);
+}
+
 static void test_invalidate_read_answers_with_send_with_invalidate(void **state)
 {
     struct rig g;
@@ -491,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_channel_read_data_is_rdma_written_and_the_response_carries_none),
         cmocka_unit_test(test_writes_beyond_the_connections_budget_wait_and_proceed_in_order),
         cmocka_unit_test(test_writes_beyond_the_process_budget_wait_and_proceed_in_order),
+        cmocka_unit_test(test_a_read_answer_held_by_budget_then_registration_is_one_wait),
         cmocka_unit_test(test_invalidate_read_answers_with_send_with_invalidate),
         cmocka_unit_test(test_invalidate_write_answers_with_send_with_invalidate),
         cmocka_unit_test(test_invalidate_at_dialect_3_0_is_served_without_it),

@@ -219,7 +219,7 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
     struct chan_answer *a;
     const struct chan_io *io;
     struct smb2_hdr h;
-    int rc, n;
+    int rc, n, read_answer = 0;
 
     if ((rc = answer_retry(s, now_ms)) != 0)
         return rc;
@@ -235,9 +235,13 @@ static int server_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
             !smbd_conn_can_register(ch->host.conn, len - SMB2_READ_RESP_FIXED))
             return bridge_chan_pin_wait(ch, BRIDGE_CHAN_Q_STREAM,
                                         (uint32_t)(len - SMB2_READ_RESP_FIXED), 0, now_ms);
-        bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
+        read_answer = 1;
     }
     chan_server_on_response(&s->cs, msg, len, &res);
+    /* A wait for memory ends when the RDMA Write of the data starts (answer_go), or here
+     * when there is none: a refused registration there is the same wait going on. */
+    if (read_answer && !(res.action == CHAN_SERVER_WRITE_DATA && res.data_len > 0))
+        bridge_chan_mem_got(ch, BRIDGE_CHAN_Q_STREAM, now_ms);
     rc = 0;
     if (res.action == CHAN_SERVER_ERROR)
         rc = bridge_chan_fail(ch, -EPROTO, res.why);
