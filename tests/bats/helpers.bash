@@ -239,7 +239,9 @@ remove_work_dir() { [ -z "${SENV_DIR:-}" ] || rm -rf "$SENV_DIR/work/t$BATS_TEST
 
 # capture_start FILE BPF-FILTER — starts dumpcap on lo and waits until it captures.
 capture_start() {
-    dumpcap -i lo -f "$2" -w "$1" >"$1.log" 2>&1 3>&- &
+    # -B: a 64 MiB kernel buffer; at the default 2 MiB a loopback burst of 64 KiB
+    # segments outran dumpcap and the frames lost took the SMB2 messages in them along
+    dumpcap -i lo -B 64 -f "$2" -w "$1" >"$1.log" 2>&1 3>&- &
     echo $! >"$1.pid"
     local i
     for ((i = 0; i < 200; i++)); do
@@ -259,6 +261,8 @@ capture_stop() {
     kill -INT "$pid" 2>/dev/null || true
     { wait "$pid"; } 2>/dev/null || true
     rm -f "$1.pid"
+    # a test that then misses a frame says why: "received/dropped ... N/M (pcap:M/..."
+    grep -E "dropped on interface .*/[1-9]" "$1.log" >&2 || true
 }
 
 # tshark_count FILE DISPLAY-FILTER — how many frames of FILE match, with port 5445
