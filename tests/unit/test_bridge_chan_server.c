@@ -253,12 +253,23 @@ static void check_sink_at_response(struct th_end *e, const uint8_t *data, size_t
     assert_true(is_pattern(io->buf, io->len, 9));
 }
 
+/* A backend's answer to a channel READ with its data (pattern 9), of len bytes.
+ * Fills resp, which has room for 80 + len bytes; returns the answer's length. */
+static size_t read_answer(uint8_t *resp, uint64_t id, uint32_t len)
+{
+    const struct th_hdr h = { .command = SMB2_READ, .message_id = id };
+
+    th_smb2_read_resp(resp, &h, 80, len, 0);
+    for (uint32_t i = 0; i < len; i++)
+        resp[80 + i] = (uint8_t)(9 + i * 7);
+    return 80 + len;
+}
+
 /* A channel READ of io's bytes, MessageId id, into io; the backend answers with pattern
  * bytes from 9; the response reaches the client (its last delivery). */
 static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t channel)
 {
     uint8_t m[TH_RW_FIXED + MAX_DESCS * 16], *resp = malloc(80 + io->len);
-    const struct th_hdr h = { .command = SMB2_READ, .message_id = id };
     const uint8_t *r;
     size_t delivered;
     int k = g->be.n;
@@ -275,10 +286,8 @@ static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t ch
     assert_int_equal(sd_le32(r + 104), 0);      /* RemainingBytes */
     assert_int_equal(sd_le16(r + 108), 0);      /* ReadChannelInfoOffset */
     assert_int_equal(sd_le16(r + 110), 0);      /* ReadChannelInfoLength */
-    th_smb2_read_resp(resp, &h, 80, io->len, 0);
-    for (uint32_t i = 0; i < io->len; i++)
-        resp[80 + i] = (uint8_t)(9 + i * 7);
-    assert_int_equal(bridge_chan_from_stream(g->ch, resp, 80 + io->len, 2), 1); /* answered */
+    assert_int_equal(bridge_chan_from_stream(g->ch, resp, read_answer(resp, id, io->len), 2),
+                     1); /* answered */
     free(resp);
     delivered = g->c.delivered;
     g->c.user = io;
@@ -369,17 +378,6 @@ static void test_writes_beyond_the_process_budget_wait_and_proceed_in_order(void
 {
     (void)state;
     budget_serialises_writes(UINT64_MAX, 300000);
-}
-
-/* A backend's answer to a channel READ with its data (pattern 9), of length io->len. */
-static size_t read_answer(uint8_t *resp, uint64_t id, uint32_t len)
-{
-    const struct th_hdr h = { .command = SMB2_READ, .message_id = id };
-
-    th_smb2_read_resp(resp, &h, 80, len, 0);
-    for (uint32_t i = 0; i < len; i++)
-        resp[80 + i] = (uint8_t)(9 + i * 7);
-    return 80 + len;
 }
 
 /* A READ's answer held back first by the connection's budget, then by a refused
