@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # smbdirect-preload — build, test and install.
 # Sources are discovered per folder; each folder is one module (see docs/ARCHITECTURE.md "Layers").
 

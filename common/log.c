@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/log.c — levelled logging to stderr, one line per call, thread safe
  * (a single write(2) per line so lines from threads and processes never mix). */
 #include "log.h"

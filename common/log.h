@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/log.h — the one logging module: levelled messages to stderr, at or above
  * the level set (default warn; the programs set SMBDIRECT_LOG's, see
  * transport/settings). */

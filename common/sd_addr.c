@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_addr.c — HOST:PORT parsing and formatting (see sd_addr.h). */
 #include "sd_addr.h"
 

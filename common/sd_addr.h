@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_addr.h — "HOST:PORT" text <-> socket address, for the programs'
  * command lines and for log lines ("[v6addr]:port" for IPv6). */
 #ifndef SMBDIRECT_SD_ADDR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_bytes.h — fixed-width integers to and from wire bytes, little-endian (MS-SMBD,
  * SMB2, the legacy IRD/ORD header) and big-endian (the Appendix A IRD/ORD header), with
  * no alignment assumed and whatever the host's byte order. */

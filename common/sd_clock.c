@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_clock.c — the monotonic clock (see sd_clock.h). */
 #include "sd_clock.h"
 

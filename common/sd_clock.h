@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_clock.h — the one clock of the project: CLOCK_MONOTONIC in milliseconds,
  * for timers, deadlines and timeouts everywhere (engine, providers, loop, programs), and
  * in microseconds for the loop's busy poll. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_libc.c — resolves libc's socket calls once (pthread_once +
  * dlsym(RTLD_NEXT), no symbol versions); see sd_libc.h. */
 #include "sd_libc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_libc.h — libc's definitions of the socket calls the preload shim
  * interposes (preload/exports.map), resolved once with dlsym(RTLD_NEXT). Code in
  * common/ and transport/ makes these calls only through sd_libc(), so inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_loop.c — the epoll event loop behind sd_loop.h: fd watches kept in a
  * table indexed by fd (epoll carries fd + generation, so a watch deleted or replaced by
  * an earlier callback of the same batch is recognised and skipped), one-shot timers in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_loop.h — a small epoll event loop with millisecond timers and a
  * thread-safe "run this on the loop thread" queue. The relay runs one in main();
  * the preload shim runs one in its engine thread (all signals blocked). */

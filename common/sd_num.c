@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_num.c — strict decimal parsing (see sd_num.h). */
 #include "sd_num.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_num.h — the one number parser of the project: strict unsigned decimal
  * (digits only: no sign, blanks, base prefix or suffix), range-checked without
  * overflow. Settings, port lists, HOST:PORT and every other number read from text go

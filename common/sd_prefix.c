@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_prefix.c — address prefixes and prefix lists (see sd_prefix.h). */
 #include "sd_prefix.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* common/sd_prefix.h — address prefixes (CIDR: "10.0.0.0/8", "fd00::/8", a bare address
  * for one host) and lists of them: the relay's access list (SMBDIRECT_ALLOW). Parsing
  * and matching only, no I/O. An IPv4-mapped IPv6 peer (::ffff:a.b.c.d, a dual-stack

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_case.c — the case runner: selection by glob, the result table (see
  * cf_case.h). */
 #include "cf_case.h"

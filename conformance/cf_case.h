@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_case.h — the conformance case table and runner: each case of
  * /work/shared/conformance's MS-SMBD server list is one function that drives the server
  * under test and returns PASS, FAIL or SKIP with a one-line detail; the runner picks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_credit.c — the SmbdCreditMgmt group: SMB Direct credits (MS-SMBD
  * 3.1.5.1, 3.1.5.8, 3.1.5.9): the fewest credits, the client's send credits spent
  * mid-message (the server must grant more by itself), the server's send credits

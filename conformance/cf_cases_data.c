@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_data.c — the SmbdDataTransfer group: Data Transfer messages
  * (MS-SMBD 2.2.3) sent whole, fragmented every way the format allows, padded, and
  * malformed against each MUST-verify rule of 3.1.5.8 (the server must terminate, and

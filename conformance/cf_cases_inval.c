@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_inval.c — the RemoteInvalidation group: SMB2_CHANNEL_RDMA_V1_INVALIDATE
  * (MS-SMB2 2.2.19, 2.2.21, 3.3.5.12, 3.3.5.13; MS-SMBD 3.1.4.2 Send with Invalidate).
  * From dialect 3.0.2 the response arrives by Send with Invalidate naming the first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_multichannel.c — the Smb2Multichannel group: a session set up
  * over TCP (or over SMB Direct) and a second channel bound to it over SMB Direct, data
  * written on one read back on the other (MS-SMB2 3.2.4.1.7, 3.3.5.5.2). Binding a

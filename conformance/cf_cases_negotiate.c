@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_negotiate.c — the SmbdNegotiate group: raw MS-SMBD Negotiate
  * Requests, well-formed or not, on fresh connections (MS-SMBD 2.2.1, 2.2.2, 3.1.5.3,
  * 3.1.5.6; the negotiation timer 3.1.6.1). Each step is one connection whose outcome is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_cases_rdma.c — the Smb2OverRdma group: SMB2 READ and WRITE over the
  * RDMA channel (MS-SMB2 2.2.19, 2.2.21, 3.3.5.12, 3.3.5.13; MS-SMBD 2.2.3.1, 3.1.4.3,
  * 3.1.4.5, 3.1.4.6): large and repeated I/O, 4095-element descriptor lists, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_fixture.c — sessions with a test file, registered buffers, pattern
  * data and the "still serving" check shared by the SMB2 cases (see cf_fixture.h). */
 #include "cf_fixture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_fixture.h — what the SMB2 cases share: a session with one open test
  * file (connect, negotiate a dialect set, log in, tree connect, create a file unique to
  * the run, delete-on-close), buffers registered for the server's RDMA with Buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_ntlm.c — NTLMSSP messages and the NTLMv2 computation (MS-NLMP 2.2.1,
  * 3.3.2) over libnettle's MD4 and HMAC-MD5 (see cf_ntlm.h). */
 #include "cf_ntlm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_ntlm.h — the NTLMSSP client of the conformance SMB2 sessions
  * (MS-NLMP): NEGOTIATE_MESSAGE, CHALLENGE_MESSAGE parsing, AUTHENTICATE_MESSAGE with an
  * NTLMv2 response (3.3.2), or anonymous (3.2.5.1.2: empty responses, no user). No

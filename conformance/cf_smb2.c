@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smb2.c — the minimal SMB2 client of the conformance cases over the raw
  * SMB Direct session (see cf_smb2.h): one request at a time, credits and MessageIds
  * kept, responses matched by MessageId with interim responses skipped. */

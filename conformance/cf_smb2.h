@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smb2.h — a minimal SMB2 client over the raw SMB Direct session
  * (cf_smbd.h), enough for the channel cases: NEGOTIATE a chosen dialect set,
  * SESSION_SETUP with NTLMSSP (NTLMv2 or anonymous, never signing), TREE_CONNECT,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smb2_wire.c — SMB2 request encoders and response decoders of the
  * conformance client (see cf_smb2_wire.h). Offsets count from the start of the SMB2
  * header, as MS-SMB2 does. */

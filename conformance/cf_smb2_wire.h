@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smb2_wire.h — the SMB2 requests the conformance client sends and the
  * responses it reads (MS-SMB2 2.2.3-2.2.22): NEGOTIATE, SESSION_SETUP, TREE_CONNECT,
  * CREATE, CLOSE, READ, WRITE. Pure functions, no I/O; the decoders take peer bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smbd.c — the raw SMB Direct client session of the conformance cases
  * (see cf_smbd.h): provider connect, receives and credits, Negotiate, Data Transfer
  * fragmentation and reassembly, completions polled from the provider's fd. */

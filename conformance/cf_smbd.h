@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_smbd.h — a raw SMB Direct (MS-SMBD) client session for the conformance
  * cases, straight over the RDMA provider operations (transport/provider.h), not the
  * engine: it sends whatever bytes a case builds (well-formed or not) as Negotiate

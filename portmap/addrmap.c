@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/addrmap.c — strict parsing of the address map (SMBDIRECT_ADDRMAP) and the
  * lookup of a server's TCP address in it (see addrmap.h). */
 #include "addrmap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/addrmap.h — the address map (SMBDIRECT_ADDRMAP): a server's TCP address ->
  * the address, and optionally the port, of its RDMA interface, for servers that carry
  * RDMA on a network apart from the address their name resolves to. Numeric addresses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/pm_list.c — list entries, ports and error text shared by the port and
  * address maps (see pm_list.h). */
 #include "pm_list.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/pm_list.h — the syntax the port list, the port map and the address map share:
  * comma-separated entries with blanks trimmed, decimal ports, and error text written
  * into the caller's buffer (the caller names where the text came from). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/portmap.c — strict parsing of port lists and port maps (SMBDIRECT_PORTS,
  * SMBDIRECT_PORTMAP) and the SMB Direct port lookup (MS-SMB2 2.1: iWARP 5445, IB/RoCE
  * the TCP port itself). */

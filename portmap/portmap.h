@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* portmap/portmap.h — the static SMB Direct port map: which TCP ports the shim
  * tunnels (SMBDIRECT_PORTS) and which SMB Direct port each one maps to
  * (SMBDIRECT_PORTMAP, else the per-transport default). */

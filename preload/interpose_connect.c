@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_connect.c — connect(2): tunneled over SMB Direct when
  * shim_tunnel_connect decides so, else the real connect with the same arguments. */
 #include <sys/socket.h>

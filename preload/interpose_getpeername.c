@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_getpeername.c — getpeername(2): a tunneled fd reports the inet
  * address the program connected to. */
 #include <sys/socket.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_getsockname.c — getsockname(2): a tunneled fd reports an inet
  * local address (the RDMA connection's), never its AF_UNIX one. */
 #include <sys/socket.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_getsockopt.c — getsockopt(2): tunneled fds answer like TCP
  * sockets (see shim_sockopt.c); everything else is the real call. */
 #include <sys/socket.h>

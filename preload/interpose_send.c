@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_send.c — write(2), writev(2), send(2), sendto(2) and sendmsg(2):
  * on a tunnel the program's thread may send in place (shim_direct_send), else the
  * real call with the same arguments. */

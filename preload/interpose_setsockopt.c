@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_setsockopt.c — setsockopt(2): tunneled fds accept TCP/IP-level
  * options (see shim_sockopt.c); everything else is the real call. */
 #include <sys/socket.h>

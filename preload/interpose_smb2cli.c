@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/interpose_smb2cli.c — smb2cli_conn_max_{write,read,trans}_size: the sizes
  * Samba's client library (libcli-smb-common, called from liblibsmb: smbclient, smbget,
  * smbcacls...) gives each SMB2 WRITE, READ and IOCTL/QUERY request. For a tunneled

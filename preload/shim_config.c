@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_config.c — the shim's settings, read from the environment once by the
  * settings module. Any invalid value makes the configuration invalid: the shim then
  * fails connects to intercepted ports with EINVAL (shim_tunnel.c) and every other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_config.h — the shim's view of its settings: every SMBDIRECT_* variable
  * it reads, parsed once by the settings module (transport/settings) on the first
  * connect() the shim looks at, and the link options they make. */

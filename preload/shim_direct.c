@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_direct.c — the write family on a tunneled fd, sent from the program's
  * thread (shim_direct.h): the checks that keep every other call untouched, the hand-over
  * to the engine (shim_engine_feed), and the rest of a partly taken call written to the

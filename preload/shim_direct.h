@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_direct.h — the program's own write or send on a tunneled fd hands its
  * bytes to the engine in place (smbd_bridge_feed on the engine's loop, entered from
  * the program's thread), so a request leaves without a socketpair round and a wake-up

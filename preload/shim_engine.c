@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_engine.c — the engine thread: one sd_loop per process, run on a thread
  * with every signal blocked (the program's handlers never run on it and its syscalls
  * are never interrupted); tunnels are handed over with sd_loop_post and bridged with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_engine.h — the one engine thread per process: an sd_loop serving every
  * tunnel (socketpair ends, provider fds, timers), started on the first tunnel, with
  * all signals blocked. A fork child starts its own on its first tunnel; the parent's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_epoll.c — finding a socket's epoll registrations in /proc/self/fdinfo
  * and making them again after the swap (see shim_epoll.h). */
 #include "shim_epoll.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_epoll.h — epoll registrations made on a TCP socket before connect()
  * survive the swap. The tunnel puts a socketpair end in place of the program's socket
  * (dup3 onto the same fd number), a different open file: the kernel drops the epoll

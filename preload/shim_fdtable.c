@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_fdtable.c — tunneled fds in a uthash table keyed by (st_dev, st_ino),
  * one mutex around it and an atomic entry count so sockets that are not tunneled
  * cost no system call and no lock. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_fdtable.h — the table of tunneled fds. An entry is keyed by the
  * (st_dev, st_ino) of the program's socketpair end and every lookup fstat()s the fd,
  * so a close the shim never saw (close_range, closefrom, exec, dup2 over it) can never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_guard.c — the per-thread guard depth (see shim_guard.h). */
 #include "shim_guard.h"
 

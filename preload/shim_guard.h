@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_guard.h — a per-thread mark on the shim's own work (dialing, the engine
  * thread): an interposed connect() made there goes straight to libc. A safety net,
  * not the mechanism: the shim and the core call libc through sd_libc and never reach

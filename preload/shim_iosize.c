@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_iosize.c — the READ/WRITE size arithmetic of shim_iosize.h. */
 #include "shim_iosize.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_iosize.h — how large the program's SMB2 READ/WRITE (and other
  * size-negotiated requests) may be on a tunnel so every SMB2 message still fits in one
  * SMB Direct message: an I/O that goes inline must fit in the receiver's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_names.c — the socket names of tunneled fds, copied out with the
  * kernel's truncation rule (copy at most *len bytes, report the full length). */
 #include "shim_names.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_names.h — getpeername/getsockname answers for tunneled fds: the inet
  * addresses the program connected to and a plausible local one (Samba's
  * smbXcli_conn_create reads both). */

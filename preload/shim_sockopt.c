@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_sockopt.c — TCP-looking socket options on tunneled fds. Values the
  * program sets at IPPROTO_TCP/IP/IPV6 level are remembered in the fd table and read
  * back; unset ones read as a fresh Linux TCP socket's defaults. SOL_SOCKET options go

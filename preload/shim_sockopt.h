@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_sockopt.h — getsockopt/setsockopt for tunneled fds: they must look
  * like TCP sockets (SO_DOMAIN, SO_PROTOCOL, TCP_NODELAY, TCP_INFO...) and accept
  * TCP- and IP-level options that an AF_UNIX socket would reject. */

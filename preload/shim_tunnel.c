@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_tunnel.c — decides at connect() whether to tunnel (an SMB port, a TCP
  * socket), dials SMB Direct synchronously (a non-blocking connect() still returns 0 or
  * the real error at once), swaps the program's fd for a socketpair end (so every later

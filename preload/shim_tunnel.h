@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_tunnel.h — the connect() decision and the socketpair swap: a connect
  * of a TCP stream socket to a port in SMBDIRECT_PORTS is turned into an SMB Direct
  * connection, set up synchronously and bounded by SMBDIRECT_CONNECT_TIMEOUT, with

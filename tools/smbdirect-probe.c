@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/smbdirect-probe.c — connects to an SMB Direct server, negotiates, prints the
  * negotiated parameters one per line ("Name: value") and disconnects; SMBDIRECT_ADDRMAP
  * may send it to the host's RDMA address instead, which it says first. A diagnostic in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/smbdirect-settings-doc.c — prints the settings table as one of the blocks the
  * docs carry between "settings:begin" and "settings:end" markers; scripts/settings-docs
  * (make docs) splices them in and the unit tier checks they are current. Built, not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/provider.c — helpers shared by every user of the provider interface. */
 #include "provider.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/provider.h — the RDMA provider interface the SMB Direct engine runs over.
  *
  * One interface, several providers: soft-iWARP (userspace MPA/DDP/RDMAP over a TCP

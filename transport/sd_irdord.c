@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_irdord.c — MS-SMBD Appendix A IRD/ORD negotiate header codec
  * and the accepting peer's section 6.2 rules. */
 #include "sd_irdord.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_irdord.h — MS-SMBD Appendix A (section 6) IRD/ORD negotiate
  * header: the 8 bytes an iWARP provider puts before the private data on port 5445,
  * and the section 6.2 min rules. Pure functions, no I/O. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_pinned.c — the process-wide account of sd_pinned.h. The limit is read at
  * each charge, so a program that changes its RLIMIT_MEMLOCK is followed at once. */
 #include "sd_pinned.h"

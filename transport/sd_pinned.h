@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_pinned.h — the process's registered (pinned) memory, counted against
  * RLIMIT_MEMLOCK. On RDMA hardware and kernel siw/rxe every registered page is pinned and
  * charged to the process's locked-memory limit: a registration past it fails. A process

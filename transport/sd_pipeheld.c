@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_pipeheld.c — RDMA Write payload held in pipes (see sd_pipeheld.h).
  *
  * Each holder has a queue of pipes: the last one fills (splice from the socket, or a

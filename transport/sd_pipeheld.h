@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/sd_pipeheld.h — RDMA Write payload held in pipes instead of memory.
  *
  * A provider that reads its peer's RDMA Writes from a socket (soft-iWARP) may, for a

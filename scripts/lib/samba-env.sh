@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # scripts/lib/samba-env.sh — throwaway Samba environment on one loopback address:
 # a root smbd with a temp config and temp state dirs on ADDR:445, the smbdirect-relay

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/vm/cifs-checks.bash — the kernel SMB Direct client (mount -t cifs -o rdma, this tier's
 # cifs.ko) as a test peer, for tests/vm/cifs_relay.bats and the kernel-to-kernel control in
 # tests/vm/ksmbd_siw.bats. Sourced after guest-lib.bash, inside bats tests.

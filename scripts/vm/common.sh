@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # scripts/vm/common.sh — shared settings of the VM test tier, sourced by the scripts beside it.
 # Every VM artefact (Debian kernel, out-of-tree modules, initramfs, ksmbd-tools, run results)

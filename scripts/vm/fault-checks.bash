@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/vm/fault-checks.bash — real fabric faults in the middle of a transfer, for
 # tests/vm/faults_*.bats: smbclient through the shim on verbs gets a 64 MiB file from ksmbd (four
 # times over) while the test takes the device's network link down, removes the RDMA device or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/vm/guest-lib.bash — helpers for tests/vm/*.bats, which run inside the test VM
 # (scripts/vm/boot): kernel RDMA devices on dummy interfaces, ksmbd with ksmbd-tools 3.5.2, and
 # small probes of the kernel side. Functions and variables only (prefix vm_ / VM_); Samba, relay,

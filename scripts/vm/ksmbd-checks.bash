@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/vm/ksmbd-checks.bash — the checks that tests/vm/ksmbd_*.bats run against the kernel's SMB
 # Direct server over each path (TCP, shim on soft-iWARP, shim on verbs over siw or rxe), so every
 # peer combination is held to the same assertions. Sourced after guest-lib.bash, inside bats tests.

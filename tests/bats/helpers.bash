@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/helpers.bash — shared setup of the system-level smb_*.bats suites: a real
 # Samba smbd (root, temp config) on one loopback address per suite, the smbdirect-relay
 # in front of it, and smbclient run through the shim (scripts/lib/samba-env.sh does the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/local_net.bash — loopback helpers for the shim suites that need no Samba:
 # a threaded TCP echo server, a free port, and waiting for a listener.
 

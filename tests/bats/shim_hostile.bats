@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/shim_hostile.bats — the client role against a hostile SMB Direct server
 # (issue 12): build/tests/hostile-smbd breaks MS-SMBD one way per mode, and a Python
 # program under the shim (SMBDIRECT_FALLBACK=none, soft-iWARP) connects to a tunneled

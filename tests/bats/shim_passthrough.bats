@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/shim_passthrough.bats — under LD_PRELOAD=build/libsmbdirect.so, sockets the
 # shim must not touch behave exactly as without it (an HTTP server and curl, a TCP echo
 # client on another port, port 139, port 445 with SMBDIRECT_TRANSPORT=tcp); an invalid

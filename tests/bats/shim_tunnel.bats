@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/shim_tunnel.bats — the socketpair swap seen from a program, without Samba:
 # smbdirect-relay (soft-iWARP) in front of a TCP echo server that returns the SMB2
 # Direct-TCP frames it gets, and a Python client under LD_PRELOAD=build/libsmbdirect.so

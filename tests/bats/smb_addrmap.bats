@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_addrmap.bats — the address map (SMBDIRECT_ADDRMAP, key addrmap) with real
 # programs: Samba's smbd and smbdirect-relay on 127.0.0.27 (the server's "RDMA address"),
 # nothing at all on 127.0.0.28 (the address the program connects to). smbclient through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_channel.bats — the SMB2 READ/WRITE RDMA channel end to end: smbclient
 # through the shim (client role) and the relay (server role) in front of a real smbd on
 # 127.0.0.17. At dialects 3.0 and 3.1.1 an unsigned session's large READ and WRITE data

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_clients.bats — SMB clients other than smbclient through the shim and the
 # relay, in front of a real smbd on 127.0.0.25: smbget (Samba's libsmbclient, linked in)
 # and tests/tools/smbc_copy.py (python3-smbc: libsmbclient dlopen()ed by Python, without

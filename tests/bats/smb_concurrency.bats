@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_concurrency.bats — several smbclient processes at once through the shim
 # and one relay (real smbd on 127.0.0.14): each puts its own random file and gets
 # another; every byte is checked and the relay must have served one SMB Direct

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_config.bats — the configuration file with real programs: Samba's smbd on
 # 127.0.0.26 behind smbdirect-relay, smbclient through the shim, both reading the file
 # SMBDIRECT_CONFIG names. Precedence default < file < environment < flag for three

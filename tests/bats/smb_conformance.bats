@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_conformance.bats — `smbdirect-probe --conformance` against the relay in
 # front of a real smbd on 127.0.0.19 (soft-iWARP): every case of the groups the client
 # has of the MS-SMBD server conformance list (SmbdNegotiate: raw Negotiate Requests,

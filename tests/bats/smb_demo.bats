@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_demo.bats — `make demo` (scripts/demo) works: it starts its own smbd
 # and relay on 127.0.0.21, moves a file through the shim, checks it and cleans up.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_failure.bats — losing the relay (killed, or killed and started again)
 # or the backend smbd in the middle of a 512 MiB transfer makes smbclient exit with an
 # error within the keepalive bound + 5 s, never hang, and the file being written is left

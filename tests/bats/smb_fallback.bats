@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_fallback.bats — nothing listens on the SMB Direct port (no relay; smbd
 # on 127.0.0.15:445 only): with SMBDIRECT_FALLBACK=tcp (also the default) smbclient
 # still works, over TCP, and the shim warns; with none, smbclient fails fast with the

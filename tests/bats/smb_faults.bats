@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_faults.bats — the network path dropped mid-transfer: smbd and the relay
 # on 10.213.0.1 in the root namespace, smbclient (through the shim) in a network
 # namespace the test creates, on 10.213.0.2 at the other end of a veth pair. Setting the

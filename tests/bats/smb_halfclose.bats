@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_halfclose.bats — TCP's half-close through the tunnel, against a real smbd
 # on 127.0.0.24 behind the relay: a program under the shim sends an SMB2 NEGOTIATE and
 # at once shutdown(SHUT_WR)s its socket, as a TCP client may; a TCP server still answers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_mount.bats — mounting a share over SMB Direct where the kernel cannot
 # (Debian 12's cifs is built without CONFIG_CIFS_SMB_DIRECT): smbnetfs (FUSE over
 # libsmbclient) run under the smbdirect wrapper, against a real smbd on 127.0.0.29

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_proof.bats — proof that smbclient's bytes went over SMB Direct: the
 # relay's per-connection log (negotiated parameters, byte counts larger than the file),
 # a capture of the tunnel port decoded by tshark as iWARP MPA -> DDP/RDMAP -> SMB Direct

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_relay_ops.bats — the relay's operations with real programs: Samba's smbd
 # on 127.0.0.31, smbdirect-relay on every address ([::]:5446, soft-iWARP) in front of it,
 # smbclient through the shim from two loopback client addresses: 127.0.0.1 (IPv4, which

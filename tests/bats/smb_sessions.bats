@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_sessions.bats — authenticated sessions through the shim: a real user
 # account against a server that mandates signing (signed SMB 3.1.1: the shim must pass
 # signed messages through untouched), and an unsigned guest session. Each test starts

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_soak.bats — the short soak: scripts/soak for 60 s with 8 concurrent
 # smbclient clients through one relay (soft-iWARP, 4 event loops, every one of them
 # holding connections) in front of one smbd on 127.0.0.18,

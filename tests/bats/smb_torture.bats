@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_torture.bats — Samba's own smbtorture as the judge of the tunnel:
 # scripts/torture runs its selection of smb2 tests (compound, credits, lock, notify, oplock,
 # lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.32,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_transfer.bats — smbclient through the shim and relay moves files of every
 # size intact in both directions and does the usual file operations (real smbd on
 # 127.0.0.11). "put" checks the server's copy, "get" checks the local copy, each against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/stream_semantics.bats — the tunnel behaves like the TCP connection it
 # replaces, seen from a program under the shim: smbdirect-relay (soft-iWARP) in front of
 # a plain TCP backend that pushes Direct-TCP frames (4-byte length + payload), no Samba.

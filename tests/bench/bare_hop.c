@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/bench/bare_hop.c — the bench's floor for one user-space hop: a TCP forwarder
  * that does nothing but move bytes, and never sleeps. Each accepted connection gets a
  * process (fork) that connects to the backend and then, in turn on both sockets,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/bench/bench_engine.c — throughput of two MS-SMBD engines back to back over
  * the in-memory provider (tests/unit/fake_provider.c), next to memcpy of the same
  * bytes in the same run, and the memory one established connection holds. The

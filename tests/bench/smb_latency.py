@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """tests/bench/smb_latency.py — small-request latency probe for scripts/bench (issue P3).
 
 Opens one libsmbclient context (python3-smbc) on smb://ADDR/SHARE, opens FILE there once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_channel.c — libFuzzer target for the READ/WRITE RDMA channel core
  * (transport/channel): the input is a program of steps, each handing one SMB2 message
  * (raw bytes, or a READ/WRITE request or a response rendered from fuzzed fields by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_conformance.c — libFuzzer target for the conformance client's parsers of
  * server bytes (conformance/cf_smb2_wire.c, cf_ntlm.c): the input, as one response
  * message, goes to every SMB2 response decoder and, as an NTLMSSP blob, to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_framer.c — libFuzzer target for the Direct-TCP framer: the input is a
  * small program that builds a byte stream (raw bytes, valid small and large messages)
  * and a chunking pattern; the stream goes through the framer in those chunks and every

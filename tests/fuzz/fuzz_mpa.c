@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_mpa.c — libFuzzer target for MPA connection setup (RFC 5044 7.1,
  * RFC 6581, MS-SMBD Appendix A): arbitrary bytes as the frame header alone, as a
  * request the responder answers, and as a reply the initiator checks, with and without

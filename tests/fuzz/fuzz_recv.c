@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_recv.c — libFuzzer target for the MS-SMBD state machine's receive
  * path: an smbd_conn (ACTIVE or PASSIVE) runs over the unit tests' fake provider and
  * harness (th_conn) and the input is a program of peer events: arbitrary received

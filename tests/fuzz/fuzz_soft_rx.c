@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_soft_rx.c — libFuzzer target for soft-iWARP's receive path: a
  * connected soft qp (transport/soft/, responder or not, with or without CRC) over a
  * socketpair, receives posted into a registered region that also allows remote Read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/fuzz/fuzz_wire.c — libFuzzer target for the MS-SMBD codec: every decoder gets
  * the input; whatever decodes must re-encode to the same bytes (reserved fields and
  * padding aside) and a decoded Data Transfer payload must lie inside the input.

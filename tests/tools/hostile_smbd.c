@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/tools/hostile_smbd.c — a test-only SMB Direct server that misbehaves on purpose
  * (issue 12: the client role against a hostile server). It listens with the soft-iWARP
  * provider, accepts one connection after another, and breaks MS-SMBD in the one way

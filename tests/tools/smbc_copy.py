@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/tools/smbc_copy.py — a libsmbclient program for the bats tier (smb_clients.bats):
 # it moves files through python3-smbc (Samba's libsmbclient) rather than smbclient, so
 # the shim is tried under a second real SMB client stack, one loaded by dlopen into an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/fake_provider.c — the in-memory RDMA provider of fake_provider.h. */
 #include "fake_provider.h"
 

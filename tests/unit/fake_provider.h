@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/fake_provider.h — an in-memory RDMA provider for unit tests and the
  * engine benchmark. Two queue pairs are linked back to back: a posted Send lands in
  * the peer's oldest posted receive, RDMA Read/Write move bytes between registered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_addr.c — "HOST:PORT" parsing and formatting, address equality and the
  * wildcard test (common/sd_addr.c), as the programs' command lines and logs use them. */
 #include <setjmp.h>

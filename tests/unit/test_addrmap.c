@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_addrmap.c — address map parsing (every error path names the bad
  * entry or address; test_settings checks that the variable is named around it), the
  * lookup of a program's address in it and the address dialled. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge.c — two bridges joined by a real soft-iWARP SMB Direct link on
  * loopback (th_bridge.h: the passive side accepted asynchronously like the relay, the
  * active side dialled like the shim), each fed by a stream: SMB2-framed random messages

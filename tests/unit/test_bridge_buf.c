@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_buf.c — the bridge's growable byte buffer
  * (transport/bridge/bridge_buf.c): lazy allocation, FIFO order across appends and partial
  * consumes, cheap compaction instead of growth, geometric growth, giving memory back only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_chan.c — the bridge's READ/WRITE channel (transport/bridge/
  * bridge_chan_client.c), client role, over an engine on the fake provider with a recording
  * host: a large WRITE's data is registered in the stream buffer it arrived in (taken

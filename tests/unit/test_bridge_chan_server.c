@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_chan_server.c — the channel's server role (the relay,
  * transport/bridge/bridge_chan_server.c) between two engines on the fake provider's
  * linked queue pairs: the test is the SMB Direct client (it registers its buffers and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_framer.c — the Direct-TCP framer
  * (transport/bridge/bridge_framer.c): message splitting under any chunking, the prefix,
  * malformed streams, and the buffer's memory policy (grow for big messages, back to the

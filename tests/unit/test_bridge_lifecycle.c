@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_lifecycle.c — the bridge's lifecycle (enum bridge_state,
  * transport/bridge/bridge_int.h), one transition at a time, on two bridges over a real
  * soft-iWARP link (th_bridge.h; a is the relay-like side, b the shim-like one): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_outq.c — the bridge's stream output queue (transport/bridge/
  * bridge_outq.c): copied pieces and adopted allocations leave in order through a socket
  * that takes a little at a time, nothing is appended into an adopted allocation, and

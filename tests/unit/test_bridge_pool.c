@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_pool.c — the bridge's large-buffer cache (transport/bridge/
  * bridge_pool.c): a large buffer given back is handed out again, small ones and ones far
  * larger than asked for are not, the idle bytes stay within BRIDGE_POOL_IDLE_MAX, nothing

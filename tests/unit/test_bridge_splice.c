@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_bridge_splice.c — READ data into a local stream by reference
  * (transport/bridge/bridge_splice.c), on real sockets: only AF_UNIX streams splice; the
  * reader gets the buffer's pages, not a copy, so a held buffer goes back to the pool only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_client.c — the client role of the READ/WRITE RDMA channel
  * (transport/channel/chan_client.c): every rule of chan_client_plan_request accepting
  * and rejecting, tracking, and what each server response means: READ_DONE, inline and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_client_build.c — the client role's rewritten requests and
  * inline READ responses (transport/channel/chan_client_build.c), byte for byte
  * against independently rendered SMB2 messages (th_smb2) and, for one WRITE, against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_server.c — the server role of the READ/WRITE RDMA channel
  * (transport/channel/chan_server.c): every validation rule of a channel request
  * accepting and rejecting (dialects, signing, compounds, descriptor lists, sizes),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_server_build.c — the server role's inline requests for the
  * backend and channel READ responses for the client (transport/channel/
  * chan_server_build.c), byte for byte against independently rendered SMB2 messages;

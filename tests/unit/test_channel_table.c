@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_table.c — the channel's outstanding-I/O table and released
  * queue (transport/channel/chan_table.c) and descriptor lists (chan_desc.c): lookup by
  * MessageId, duplicates, release, each cookie taken exactly once, teardown drain. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_wire.c — the SMB2 fields the channel reads and writes
  * (transport/channel/smb2_wire.c): header and chain decoding with every rejection,
  * the dialect a NEGOTIATE response settles, READ/WRITE request and READ response

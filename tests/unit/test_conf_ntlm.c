@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conf_ntlm.c — the conformance client's NTLMSSP (conformance/cf_ntlm.c):
  * NTOWFv2, NTProofStr, the LMv2 response and the SessionBaseKey against the MS-NLMP
  * 4.2.4 NTLMv2 example (4.2.1 common values), the CHALLENGE_MESSAGE parser's rejections,

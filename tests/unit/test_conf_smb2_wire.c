@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conf_smb2_wire.c — the conformance client's SMB2 requests and response
  * decoders (conformance/cf_smb2_wire.c): request fields at their MS-SMB2 2.2 offsets
  * (NEGOTIATE with the 3.1.1 preauth context, WRITE/READ with Buffer Descriptor V1 lists

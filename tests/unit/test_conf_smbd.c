@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conf_smbd.c — the conformance client's raw SMB Direct session
  * (conformance/cf_smbd.c) over the in-memory fake provider, the test playing the server:
  * receives posted at connect, the Negotiate Request sent and a Response of any Status

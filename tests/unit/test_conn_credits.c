@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_credits.c — the Data Transfer send side and credits:
  * fragmentation with DataOffset 24 and RemainingDataLength (MS-SMBD 3.1.5.4, the
  * 4.2 and 4.3 examples), SendQueue FIFO and waiting for credits (3.1.5.1), the

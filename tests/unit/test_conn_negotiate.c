@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_negotiate.c — MS-SMBD negotiation in both roles (3.1.4.1,
  * 3.1.5.2, 3.1.5.3, 3.1.5.6, 3.1.5.7, 3.1.7.2), configuration defaults and checks,
  * and the parameters a finished negotiation leaves (3.1.4.7). */

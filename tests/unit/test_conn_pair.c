@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_pair.c — two engines (ACTIVE and PASSIVE) back to back over
  * the in-memory provider: randomized upper-layer messages of 0 bytes to 8 MiB in
  * both directions under random configurations (credit targets down to 1, receive

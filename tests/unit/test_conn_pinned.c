@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_pinned.c — the engine's registered memory on a provider that pins
  * it (transport/smbd/smbd_pin.c), with the process's RLIMIT_MEMLOCK lowered for real:
  * every registration is charged to the process and given back; the reserve serves one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_rdma.c — Register/Deregister Buffer and its Buffer
  * Descriptor V1 arrays (MS-SMBD 3.1.4.3, 3.1.4.4), RDMA Write/Read at an offset
  * into a descriptor array split across its elements (3.1.4.5, 3.1.4.6), refused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_rules.c — one test per MUST-verify / MUST-terminate rule of
  * MS-SMBD 3.1.5.6 (Negotiate Request), 3.1.5.7 (Negotiate Response) and 3.1.5.8
  * (Data Transfer), plus the engine's own consistency rules: a hostile message goes

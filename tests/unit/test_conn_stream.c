@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_stream.c — streaming delivery (smbd_upper.deliver_fragment):
  * fragments go up in order as they arrive, with message boundaries (first,
  * RemainingDataLength), without waiting for the whole message; every 3.1.5.8 rule

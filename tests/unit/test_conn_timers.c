@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_conn_timers.c — the Negotiation and Idle Connection timers and
  * keepalives (MS-SMBD 3.1.2, 3.1.5.1, 3.1.5.5, 3.1.5.8, 3.1.6), driven by explicit
  * time: nothing here sleeps. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_irdord.c — MS-SMBD Appendix A IRD/ORD header: big-endian on
  * the wire, legacy little-endian accepted, zero and garbage refused, 6.2 min rules. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_loop.c — sd_loop: fd readiness, watches changed from inside
  * callbacks, owned watches released when the loop is freed, timer order and cancel,
  * posting from another thread, stop, another thread's turn on the loop

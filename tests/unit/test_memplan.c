@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_memplan.c — the connect-time plan that fits a connection into what the
  * process may still pin (transport/smbd/smbd_memplan.c): as configured when it fits;
  * the I/O first, then the credits, then the I/O again shrink when it does not, each plan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_num.c — the one number parser (common/sd_num.c) and the one clock
  * (common/sd_clock.c): strict digits, exact range ends, no overflow, no partial
  * parse; deadlines turned into poll timeouts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_pipeheld.c — RDMA Write payload held in pipes (transport/sd_pipeheld.c),
  * on real pipes and sockets: bytes written in order from offset 0 stay out of memory and
  * come out of sd_pipeheld_emit in order; anything out of order puts what is held into

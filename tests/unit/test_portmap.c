@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_portmap.c — port list / port map parsing (every error path names the
  * bad token; test_settings checks that the variable is named around it) and the SMB
  * Direct port lookup. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_prefix.c — address prefix lists (common/sd_prefix.c), as the relay's
  * access list uses them: parsing, its errors, matching IPv4, IPv6 and IPv4-mapped
  * peers, prefix lengths that are not byte multiples. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_provider_conformance.c — the provider conformance suite: two
  * endpoints of one provider in this process over loopback, driven by a poll loop.
  * Runs against soft-iWARP always and against verbs when an RDMA device exists

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_settings.c — the settings table and its two front ends: every row is
  * consistent and its defaults pass its own bounds and the engine's check; for every
  * setting with both a variable and a flag, the environment and the command line accept

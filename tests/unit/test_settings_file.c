@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_settings_file.c — the configuration file front end: its keys and
  * sections, the precedence default < file < environment < flag, and errors that name
  * the file and line, the key and what it accepts. */

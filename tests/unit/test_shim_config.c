@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_config.c — every SMBDIRECT_* variable of the shim: defaults,
  * valid values landing in the right field of the settings and of the link options,
  * and invalid values rejected with an error line that names the variable and repeats

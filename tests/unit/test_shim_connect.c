@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_connect.c — the connect() decision with an invalid setting
  * (SMBDIRECT_FALLBACK=bogus, set before the first connect): a TCP connect to an
  * intercepted port fails with EINVAL and an error line naming the variable; every

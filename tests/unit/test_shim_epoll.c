@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_epoll.c — epoll registrations made before connect() follow the
  * socket into the tunnel (preload/shim_epoll.c): the registrations of a TCP socket are
  * found in every epoll instance of the process (and only that socket's), and after a

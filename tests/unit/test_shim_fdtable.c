@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_fdtable.c — the table of tunneled fds cannot go stale: a close
  * the shim never saw (close, dup2 over it, close_range) and the reuse of the fd number
  * never make another socket look tunneled; dup'ed copies and fork children still see

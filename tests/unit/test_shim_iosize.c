@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_iosize.c — the READ/WRITE sizes the shim lets Samba's client use
  * on a tunnel (preload/shim_iosize.c): inline I/O fits the receiver's MaxFragmentedSize
  * with headers (transform, SMB2 header, WRITE body) to spare, channel I/O is bounded by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_shim_sockopt.c — through the interposed libc calls (the shim's
  * objects are linked into this program): a tunneled fd looks like a connected TCP
  * socket to getpeername/getsockname/getsockopt/setsockopt and refuses a second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_smb2_pending.c — the outstanding-request set behind the shim's
  * half-close (transport/channel/smb2_pending.c): requests wait until their final
  * response; interim responses, unsolicited breaks and unknown ids end nothing; CANCEL

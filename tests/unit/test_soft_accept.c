@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_soft_accept.c — the soft-iWARP listener never waits for a peer's MPA
  * request: a silent TCP client does not delay a real client's accept + SMB Direct
  * negotiate on an event loop; a request dribbled byte by byte is accepted once whole;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_soft_mpa.c — MPA request/reply/reject frames and IRD/ORD
  * negotiation of the soft-iWARP provider (RFC 5044 7.1, RFC 6581, MS-SMBD 6), on
  * byte buffers. */

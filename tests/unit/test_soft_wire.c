@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_soft_wire.c — soft-iWARP wire level: CRC32c vectors, DDP/RDMAP
  * header and Terminate codec, and a connection fed raw FPDU bytes over a socketpair
  * (split and coalesced FPDUs, CRC, segmentation, responder gating, Read Requests,

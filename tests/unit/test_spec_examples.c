@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_spec_examples.c — MS-SMBD section 4 (Protocol Examples) byte for byte:
  * the messages through the codec (transport/smbd/smbd_wire.c), and the 64 KiB fragment
  * sequence of 4.3 as the engine (transport/smbd/smbd_conn*.c) actually sends it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_verbs_nodev.c — the verbs provider on a machine without an RDMA
  * device: device detection agrees with sysfs, and connect/listen/is_iwarp fail fast
  * (well inside their timeouts) with -ENODEV and a log line pointing at soft-iWARP. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_verbs_wc.c — rdma-core to provider.h translation: ibv_wc -> sd_wc
  * (error completions keep the posted opcode, IBV_WC_WITH_INV -> invalidated_rkey)
  * and enum sd_access -> minimal IBV_ACCESS_* flags. */

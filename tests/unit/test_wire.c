@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_wire.c — the MS-SMBD codec (transport/smbd/smbd_wire.c): exact little-endian
  * bytes for every encoder, round trips, and every decode rejection path (MS-SMBD 2.2). */
 #include <errno.h>

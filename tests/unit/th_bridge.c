@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_bridge.c — two bridges over a soft-iWARP link on loopback (th_bridge.h). */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_bridge.h — two bridges joined by a real soft-iWARP SMB Direct link on
  * loopback, for the bridge's tests: the passive side accepted asynchronously like the
  * relay's (a), the active side dialled like the shim's (b), each bridge fed by a stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_conn.c — the engine test harness of th_conn.h. */
 #include "sd_bytes.h"
 #include "th_conn.h"

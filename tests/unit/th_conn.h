@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_conn.h — test harness for the MS-SMBD engine: one engine over a
  * fake queue pair with recording upcalls, polling helpers, and builders for raw
  * MS-SMBD messages (including malformed ones) to inject. */

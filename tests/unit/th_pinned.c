@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_pinned.c — see th_pinned.h. */
 #include "th_pinned.h"
 

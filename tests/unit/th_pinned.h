@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_pinned.h — registered memory as a real RDMA device makes it, for tests on
  * providers that pin nothing (the fake provider, soft-iWARP): a provider wrapper that
  * declares pins_memory (so the engine budgets against RLIMIT_MEMLOCK) and can refuse

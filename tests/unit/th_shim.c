@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_shim.c — test helper for the shim tests (see th_shim.h). */
 #include "th_shim.h"
 

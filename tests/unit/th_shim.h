@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_shim.h — test helpers for the shim tests: the fd-table record of a
  * tunnel to an IPv4 peer, as the shim's connect() leaves it, and an fd-table reset. */
 #ifndef TH_SHIM_H

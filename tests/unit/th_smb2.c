@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_smb2.c — raw SMB2 message builders for the channel tests (see th_smb2.h). */
 #include "th_smb2.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_smb2.h — raw SMB2 messages for the channel tests: headers, READ/WRITE
  * requests, NEGOTIATE/READ/WRITE/ERROR responses and buffer descriptors, written at the
  * MS-SMB2 2.2 offsets spelled out here (not taken from transport/channel), so a builder

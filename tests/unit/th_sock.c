@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_sock.c — local stream sockets for the bridge's output tests (th_sock.h). */
 #include "th_sock.h"
 

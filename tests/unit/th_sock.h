@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_sock.h — local stream sockets for the tests of what a bridge writes into
  * its stream: a socketpair with a small or large send buffer, and reading back what it
  * holds without blocking. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_stderr.c — stderr capture for log-line assertions (see th_stderr.h). */
 #include "th_stderr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/th_stderr.h — captures what the code under test logs to stderr (the
  * project's log lines) between begin and end, for tests that assert on log lines. */
 #ifndef SMBDIRECT_TH_STDERR_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/cifs_relay.bats — inside the test VM: the kernel's own SMB Direct client
 # (mount -t cifs -o rdma, this tier's cifs.ko with CONFIG_CIFS_SMB_DIRECT) against smbdirect-relay
 # in front of Samba (TCP), with the relay on verbs over siw and on soft-iWARP (then the kernel's siw

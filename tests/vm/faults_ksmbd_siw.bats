@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/faults_ksmbd_siw.bats — inside the test VM: ksmbd stopped (ksmbd.control --shutdown) in
 # the middle of a 64 MiB get by smbclient through the shim on verbs (siw) from ksmbd
 # (scripts/vm/fault-checks.bash): the program gets an error within the bound and the log names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/faults_rxe.bats — inside the test VM: the netdev under rxe set down and the RDMA device removed, in the middle of a 64 MiB get by smbclient
 # through the shim on verbs (rxe) from ksmbd (scripts/vm/fault-checks.bash): the program gets
 # an error within the bound and the log names the cause.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/kernel_rdma.bats — inside the test VM: the kernel RDMA stack itself works before any
 # of our code is involved. siw and rxe devices come up on dummy interfaces, rdma-core sees them,
 # and rdma-core's own rping/ucmatose move data over each; a kernel siw listener answers a plain

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/ksmbd_rxe.bats — inside the test VM: ksmbd with only a RoCE device (kernel rxe), so its
 # SMB Direct listener is on port 445 (MS-SMB2: InfiniBand/RoCE use the TCP port number), reached
 # by the verbs provider on rxe: smbclient through the shim and smbdirect-probe.

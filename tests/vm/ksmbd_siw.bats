@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/ksmbd_siw.bats — inside the test VM: the kernel's SMB Direct server (ksmbd, SMB Direct on
 # port 5445 because an iWARP device exists) on kernel siw, reached by our code over both providers:
 # the userspace soft-iWARP provider (plain TCP to siw's listener) and the verbs provider on siw.

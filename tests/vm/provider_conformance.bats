@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/provider_conformance.bats — inside the test VM: the provider conformance suite
 # (build/tests/test_provider_conformance, cmocka) with the verbs provider on real rdma-core devices,
 # kernel siw (iWARP) and kernel rxe (RoCE), selected by address (SMBDIRECT_TEST_RDMA_ADDR).

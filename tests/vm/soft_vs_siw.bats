@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/soft_vs_siw.bats — inside the test VM: our userspace soft-iWARP provider against the
 # kernel's siw, both directions, through smbdirect-relay in front of Samba (TCP):
 #   soft connects to a kernel-siw listener  (relay --transport rdma, i.e. verbs on siw)

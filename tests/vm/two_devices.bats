@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/vm/two_devices.bats — inside the test VM: two RDMA devices at once, siw on vmsiw0
 # (192.0.2.1) and rxe on vmrxe0 (192.0.2.2), Samba on 127.0.0.1 (no netdev under test carries it).
 # - Device choice: smbclient through the shim on verbs reaches each address over the device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay.h — smbdirect-relay's parts: its event loops (relay_loops.c: one
  * per thread, each owning the connections it was given), the connections
  * (relay_conn.c: accept, negotiate, backend connect, bridge, end), who may connect

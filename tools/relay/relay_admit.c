@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_admit.c — who may connect to the relay: the access list
  * (SMBDIRECT_ALLOW), the total and the per-client connection limits, asked by the
  * provider before anything is set up for a connection. The backend sees every client as

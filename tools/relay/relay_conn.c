@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_conn.c — one relayed connection's life on its loop: the accept
  * (onto the loop with the fewest connections, admitted by relay_admit before anything
  * is set up), the passive SMB Direct negotiation, the non-blocking backend connect, the

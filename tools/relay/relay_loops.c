@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_loops.c — the relay's event loops: loop 0 is the main thread's,
  * the others each run on a thread of their own until relay_loops_stop. A connection
  * is accepted onto one loop and lives there (relay_conn.c); work for another loop's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_main.c — smbdirect-relay, an SMB Direct front door for a TCP-only
  * SMB server: accepts SMB Direct connections (soft-iWARP or RDMA) and bridges each to
  * its own TCP connection to the backend (e.g. Samba smbd), on one event loop per CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_snapshot.c — one snapshot of the relay for its status socket: each
  * loop copies its own connections' figures on its own thread (nothing is read across
  * threads), the main thread gathers the copies and writes the status as text or JSON,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_status.c — the relay's live status: a UNIX socket (mode 0600: it
  * names every client) where a request line "text" or "json" is answered with one
  * snapshot (relay_snapshot.c: the totals, then each connection's client, state, loop,

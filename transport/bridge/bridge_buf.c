@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_buf.c — the growable byte buffer of bridge_buf.h; large
  * allocations come from and go back to bridge_pool. */
 #include "bridge_buf.h"

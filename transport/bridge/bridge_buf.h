@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_buf.h — the bridge's one growable byte buffer: bytes live in
  * [head, tail) of one allocation; producers reserve contiguous room after tail (to
  * recv() or memcpy into) and commit, consumers take from head. Used for the stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan.c — the channel's entry points (bridge_chan.h): creates
  * the role asked for and hands each call to it (bridge_chan_client.c, the shim's;
  * bridge_chan_server.c, the relay's) through its hooks. */

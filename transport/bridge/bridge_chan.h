@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan.h — the SMB2 READ/WRITE RDMA channel at a bridge (the
  * "companion helper"): the I/O-free decisions of transport/channel/ carried out with
  * the engine's registrations and RDMA operations (MS-SMBD 3.1.4.3-3.1.4.6).

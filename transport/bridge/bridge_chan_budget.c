@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan_budget.c — the channel's buffers and the memory budget
  * they are charged to, per connection and per process (bridge_chan_host.mem_limit,
  * mem_limit_total), and the wait for registered memory (RLIMIT_MEMLOCK) an I/O takes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan_client.c — the channel's client role (the shim): the
  * program's large READs and WRITEs leave with Buffer Descriptor V1 lists of registered
  * buffers the server RDMA-writes and RDMA-reads (MS-SMBD 3.1.4.3, MS-SMB2 2.2.19,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan_int.h — private to bridge_chan*.c: the state every role
  * shares (struct bridge_chan: the host, the buffer budget's counts, the counters), the
  * channel buffer (struct bridge_chan_buf), the hooks through which bridge_chan.c hands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_chan_server.c — the channel's server role (the relay): a
  * client's channel WRITE has its data RDMA-read (MS-SMBD 3.1.4.6) and goes inline to
  * the backend; a channel READ goes inline and the backend's data is RDMA-written into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_end.c — how a bridge ends: the stream's EOF (the program's
  * half-close, whose answers are still awaited), the program's exit (smbd_bridge_finish),
  * the orderly disconnect of the link, the peer's orderly close (flushing what it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_framer.c — Direct-TCP framer: splits the SMB2 stream into
  * messages in place inside one owned buffer and builds the 4-byte prefix (MS-SMB2 2.1). */
 #include "bridge_framer.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_framer.h — Direct-TCP framing of the SMB2 byte stream (MS-SMB2 2.1):
  * every message is prefixed by 0x00 and a 24-bit big-endian length. The framer owns one
  * growable buffer (bridge_buf): the caller recv()s straight into its free space and pops

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_from_stream.c — stream -> link: what the program (or the relay's
  * backend) writes goes to the SMB Direct peer. recv() goes straight into the framer,
  * complete messages are offered to the channel (bridge_chan) and otherwise go to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_int.h — the bridge's private header: struct smbd_bridge, its
  * tunables, and the functions its files call across (smbd_bridge.c: start, events and
  * bridge_sync; bridge_to_stream.c: link -> stream; bridge_from_stream.c: stream -> link;

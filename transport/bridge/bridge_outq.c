@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_outq.c — the stream output queue of bridge_outq.h: a FIFO of
  * segments, each a bridge_buf; the last copy segment takes appends, an adopted one never
  * does (its room belongs to the message). An emptied copy segment that is the only one

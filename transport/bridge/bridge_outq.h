@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_outq.h — the bytes a bridge owes its stream socket, in order:
  * small pieces copied into a growable buffer (bridge_buf), and large messages adopted
  * whole (the allocation they arrived in, from bridge_pool, written from where the bytes

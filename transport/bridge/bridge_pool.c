@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_pool.c — the bridge's buffer cache (see bridge_pool.h). The idle
  * buffers are a short list (at most BRIDGE_POOL_IDLE_MAX / BRIDGE_POOL_MIN entries, in
  * practice a few 8 MiB ones) under one mutex: a process may run several loop threads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_pool.h — a process-wide cache of the bridge's large buffers: the
  * READ/WRITE channel's I/O buffers (up to MaxReadWriteSize each) and the framer's and
  * output queue's buffers once a large message grew them. A buffer of at least

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_splice.c — READ data into a local stream by reference (see
  * bridge_splice.h). The bytes go user memory -> pipe (vmsplice: the pipe takes page
  * references, no copy) -> socket (splice: the socket takes them over), through one pipe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_splice.h — large READ data into a local stream by reference: a
  * buffer from bridge_pool goes into an AF_UNIX stream socket with vmsplice(2) and
  * splice(2) instead of a copy, so the program's own read is the only copy of those bytes

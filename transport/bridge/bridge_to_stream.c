@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_to_stream.c — link -> stream: what the SMB Direct peer delivers
  * goes to the stream with its Direct-TCP prefix. The engine delivers by fragments
  * straight from its receive buffers (no reassembly); a whole message or a large fragment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/smbd_bridge.c — the data pump between a Direct-TCP byte stream and an SMB
  * Direct link on an sd_loop (see smbd_bridge.h): starting a bridge, the stream's events,
  * and bridge_sync, which runs after every link event and every stream event, outside

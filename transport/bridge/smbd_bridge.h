@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/smbd_bridge.h — joins a byte-stream fd carrying SMB2 Direct-TCP framing
  * (the program's socketpair end in the shim, the TCP connection to the backend in
  * the relay) to an established SMB Direct link, inside an sd_loop. Stream -> framer ->

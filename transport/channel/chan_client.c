@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_client.c — the client role's decisions: which requests of the
  * program go over the RDMA channel, and what each response of the server means for
  * the I/Os outstanding (see chan_client.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_client.h — the client role of the SMB2 READ/WRITE RDMA channel
  * (MS-SMB2 3.2.4.6, 3.2.4.7, 3.2.5.11, 3.2.5.12), I/O-free: the shim's glue hands it
  * every complete SMB2 message of the program (chan_client_plan_request) and of the

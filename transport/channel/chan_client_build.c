@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_client_build.c — the client role's rewritten READ/WRITE
  * requests and inline READ responses (see chan_client_build.h). */
 #include "chan_client_build.h"

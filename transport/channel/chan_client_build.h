@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_client_build.h — the messages the client role writes: a
  * planned READ or WRITE rewritten to name the RDMA channel (MS-SMB2 2.2.19, 2.2.21,
  * 3.2.4.6, 3.2.4.7), and the ordinary inline READ response the program gets once the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_desc.c — Buffer Descriptor V1 lists in SMB2 channel
  * information, element by element through the MS-SMBD codec (see chan_desc.h). */
 #include "chan_desc.h"

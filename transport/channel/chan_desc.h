@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_desc.h — Buffer Descriptor V1 lists (MS-SMBD 2.2.3.1) as the
  * channel information of an SMB2 READ or WRITE request (MS-SMB2 2.2.19, 2.2.21): 16-byte
  * elements, packed, at Read/WriteChannelInfoOffset. */

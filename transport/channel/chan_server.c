@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_server.c — the server role's decisions: which requests of the
  * SMB Direct client carry valid channel information, and what each backend response
  * means for the channel I/Os outstanding (see chan_server.h). */

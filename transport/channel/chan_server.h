@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_server.h — the server role of the SMB2 READ/WRITE RDMA channel
  * for the relay, I/O-free: the relay's glue hands it every complete SMB2 request of the
  * SMB Direct client (chan_server_plan_request) and every response of the TCP backend

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_server_build.c — the server role's inline READ/WRITE requests
  * and channel READ responses (see chan_server_build.h). */
 #include "chan_server_build.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_server_build.h — the messages the server role writes: a
  * planned channel READ or WRITE rewritten inline for the TCP backend (MS-SMB2 2.2.19,
  * 2.2.21 with Channel NONE), and the READ response the SMB Direct client gets once the

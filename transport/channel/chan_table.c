@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_table.c — outstanding channel I/Os in a uthash table keyed by
  * MessageId, released ones on a list (see chan_table.h). Each entry is one allocation:
  * the node, then its descriptors. uthash runs with non-fatal OOM: a failed insert leaves

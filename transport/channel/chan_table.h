@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/chan_table.h — the channel I/Os of one connection that wait for their
  * SMB2 response, found by MessageId (as are MS-SMB2 3.2.1.2 Connection.OutstandingRequests
  * and the server's Connection.RequestList), and the queue of those released: their final response

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/smb2_pending.c — outstanding SMB2 requests in a uthash set keyed by
  * MessageId (see smb2_pending.h). */
 #include "smb2_pending.h"

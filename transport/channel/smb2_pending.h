@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/smb2_pending.h — the SMB2 requests of a client still waiting for
  * their final response, by MessageId (MS-SMB2 3.2.1.2 Connection.OutstandingRequests),
  * I/O-free. The shim's bridge uses it for TCP's half-close: after the program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/smb2_wire.c — SMB2 header, chain, NEGOTIATE response, READ/WRITE
  * request and READ response fields for the channel (see smb2_wire.h). */
 #include "smb2_wire.h"

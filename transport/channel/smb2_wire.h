@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/channel/smb2_wire.h — the few SMB2 structures the READ/WRITE channel reads
  * and rewrites (MS-SMB2 2.2.1, 2.2.4, 2.2.19-2.2.21): constants, decoders with the
  * structural checks a message can prove alone, and the field encoders the rewrites

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link.c — the link object: the connect-time memory plan (what a
  * connection may pin under RLIMIT_MEMLOCK), a started engine on a provider connection,
  * the link's own upcalls while nobody owns it, and the MS-SMBD negotiation run on a loop

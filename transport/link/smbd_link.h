@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link.h — an SMB Direct connection with its provider: dial (active
  * side: RDMA connect + MS-SMBD negotiate, synchronously and bounded by a timeout, as
  * the preload shim's connect() needs) and accept (passive side, for the relay); then, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link_accept.c — the passive side (the relay): the provider's
  * accept, with the admit hook asked first and the PASSIVE engine started before the
  * connection is accepted, then the negotiation, blocking (smbd_link_accept) or on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link_dial.c — the active side (the shim, the probe): plan and
  * charge the connection, the provider's connect, the ACTIVE engine, then the negotiation
  * on a private loop; all of it synchronous and bounded by opts->timeout_ms. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link_int.h — private to transport/link/: the link object and what
  * its files share. smbd_link.c builds a link (the memory plan, the engine on the provider
  * connection) and runs the negotiation; smbd_link_pump.c lets an sd_loop drive it;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/link/smbd_link_pump.c — an sd_loop drives a link (smbd_link_attach): it
  * watches the provider fd, runs the engine's timers and, before the loop sleeps, moves
  * what the owner's engine calls asked of the provider; each turn runs progress() and

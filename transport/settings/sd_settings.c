@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings.c — parsing one setting's text into its typed value,
  * the defaults, and what the values make of a link and a provider (see sd_settings.h). */
 #include "sd_settings.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings.h — every setting of the shim, the relay and the probe:
  * one table (sd_settings_table.c, the only place a default or a bound is written), the
  * typed values its rows parse to, and what those values make of an SMB Direct link.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_argv.c — the command-line front end of the tools:
  * getopt_long over a tool's own options and one --FLAG VALUE per setting row, after
  * the variables the tool reads (see sd_settings.h). */

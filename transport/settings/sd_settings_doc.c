@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_doc.c — the settings table rendered for people: the
  * tools' --help, the smbdirect wrapper's, README.md's table and the man pages'
  * ENVIRONMENT entries (scripts/settings-docs keeps the committed docs in step). */

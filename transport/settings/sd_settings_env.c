@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_env.c — the environment front end: each SMBDIRECT_*
  * variable a program reads, read once and parsed by its row, over what the
  * configuration file set (see sd_settings.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_file.c — the configuration file front end: one file
  * (SD_CONFIG_DEFAULT, or SMBDIRECT_CONFIG) of "key = value" lines whose keys are the
  * settings' names (sd_settings_key), for every program or in a [shim], [relay] or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_table.c — the table of every setting: the only place
  * a default or a bound is written. Defaults are text, parsed like a user's value (so
  * a unit test checks each against its own bounds); the docs, --help and the error

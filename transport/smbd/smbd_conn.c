@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn.c — MS-SMBD connection lifecycle: configuration, creation,
  * start, completion dispatch, termination and queries (MS-SMBD 3.1.1.1, 3.1.4.1,
  * 3.1.4.7, 3.1.7). The protocol rules live in the smbd_conn_*.c files beside it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn.h — the MS-SMBD connection state machine (MS-SMBD 3.1).
  *
  * Free of I/O: it is driven by events (RDMA completions, upper-layer sends, timer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_int.h — private state of one MS-SMBD connection and the
  * functions the engine's files (smbd_conn*.c, smbd_credits.c, smbd_send_pool.c)
  * share. Not part of the public API: include smbd_conn.h instead. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_negotiate.c — connection negotiation in both roles: sending
  * the Negotiate Request (MS-SMBD 3.1.5.2) and Response (3.1.5.3), and verifying a
  * received Request (3.1.5.6) or Response (3.1.5.7). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_rdma.c — direct data placement for the upper layer: Register
  * and Deregister Buffer producing Buffer Descriptor V1 arrays (MS-SMBD 3.1.4.3,
  * 3.1.4.4), and RDMA Write/Read at an offset into a peer's descriptor array, split

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_recv.c — the receive side: the pool of posted receive
  * buffers, routing of received messages by role (MS-SMBD 3.1.5.5), and Data
  * Transfer processing with every MUST-verify rule, credit bookkeeping and

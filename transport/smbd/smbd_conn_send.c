@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_send.c — the send side: upper-layer messages cut into Data
  * Transfer fragments (MS-SMBD 3.1.4.2, 3.1.5.4) queued in FIFO order, and the
  * SendQueue drained as send credits allow (3.1.5.1). Each fragment is copied once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_conn_timers.c — the Negotiation and Idle Connection timers
  * (MS-SMBD 3.1.2, 3.1.6) as explicit deadlines: the caller passes the time in and
  * asks for the next deadline, so tests drive time without sleeping. */

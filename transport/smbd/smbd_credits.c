@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_credits.c — receive-credit management before each send (MS-SMBD
  * 3.1.5.9). Every receive buffer of the pool stays posted (fragments are copied out
  * and the buffer reposted at once), so granting a credit means handing the peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_memplan.c — the connect-time plan of smbd_memplan.h. */
 #include "smbd_memplan.h"
 

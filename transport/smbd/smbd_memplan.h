@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_memplan.h — how one connection fits the registered memory the
  * process may still pin (RLIMIT_MEMLOCK, sd_pinned.h), decided once, before it connects:
  * its permanent receive and send buffers (sized by the configuration) plus a reserve for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_pin.c — every provider registration of a connection, charged to the
  * process's pinned-memory account (sd_pinned.h) when the provider pins memory
  * (ops->pins_memory: the kernel counts it against RLIMIT_MEMLOCK). A connection may hold a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_send_pool.c — the per-connection pool of registered send buffers
  * ("slots", one MS-SMBD message each). A connection starts with one slot, for its
  * Negotiate Request or Response; once negotiated it registers its base chunk at the

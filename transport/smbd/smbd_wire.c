@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_wire.c — MS-SMBD wire codec (MS-SMBD 2.2): fixed-layout messages to
  * and from little-endian bytes, with the structural checks a message can prove alone. */
 #include "smbd_wire.h"

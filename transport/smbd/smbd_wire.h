@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/smbd/smbd_wire.h — MS-SMBD wire codec (MS-SMBD 2.2): encode and decode with
  * full structural validation. Little-endian on the wire regardless of host order.
  * Pure functions, no allocation, no I/O. Semantic checks that depend on connection

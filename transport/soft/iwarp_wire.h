@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/iwarp_wire.h — iWARP wire formats for the soft-iWARP provider:
  * MPA request/reply frames and FPDU framing (RFC 5044, enhanced by RFC 6581), DDP
  * segment headers (RFC 5041) and RDMAP messages (RFC 5040), plus their codec.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_cm.c — soft-iWARP active connection setup over TCP: connect and
  * the MPA request/reply exchange (RFC 5044 7.1) under one deadline; plus what the
  * passive side shares with it: the socket options the data path wants and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_cm.h — soft-iWARP connection management: TCP connect plus the
  * MPA exchange (soft_cm.c), the passive side's listener holding connections whose
  * MPA request is still arriving (soft_listen.c, soft_pending.c), and the helpers

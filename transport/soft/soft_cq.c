@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_cq.c — the completion queue of a soft-iWARP connection. */
 #include "soft_qp.h"
 #include "log.h"

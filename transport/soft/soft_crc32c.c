@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_crc32c.c — CRC32c for MPA FPDUs (RFC 5044 4.4, RFC 3385):
  * the SSE4.2 crc32 instruction when the CPU has it (checked once at run time),
  * a byte-wise table otherwise. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_listen.c — the soft-iWARP listener: a TCP listening socket and
  * the connections accepted on it whose MPA request (RFC 5044 7.1.2) is still
  * arriving, each with a handshake deadline. One epoll fd (listener_fd) watches the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_mem.c — memory registration and the STag table: every tagged
  * access is checked for a valid STag, bounds and access rights (RFC 5040 6.4,
  * RFC 5042 5.3), and a Send with Invalidate can revoke an STag (RFC 5040 6.3.1). */

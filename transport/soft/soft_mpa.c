@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_mpa.c — MPA request/reply/reject frames and the IRD/ORD
  * negotiation of RFC 6581 and MS-SMBD Appendix A. Markers are never used. */
 #include "soft_mpa.h"

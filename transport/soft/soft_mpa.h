@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_mpa.h — MPA connection setup for soft-iWARP (RFC 5044 7.1,
  * RFC 6581 enhanced IRD/ORD, MS-SMBD Appendix A IRD/ORD header): building the request,
  * answering it, checking the reply. Pure functions on byte buffers, no I/O. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_pending.c — a passive soft-iWARP connection waiting for its MPA
  * request (see soft_pending.h): non-blocking collection, then the reply. */
 #include "soft_pending.h"

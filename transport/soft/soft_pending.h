@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_pending.h — one passive soft-iWARP connection between its TCP
  * accept and its MPA reply: the request collected without blocking as its bytes
  * arrive, a handshake deadline, and the answer that turns it into a qp. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_provider.c — the soft-iWARP provider's operations table and the
  * life cycle of a connection: creation over a negotiated socket, event-loop
  * integration (fd, poll_events, progress), failure with flushed completions and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_qp.h — internal state of one soft-iWARP connection, shared by
  * the provider's files: queues (soft_ring.c), STag table (soft_mem.c), completion
  * queue (soft_cq.c), transmit (soft_tx.c), receive (soft_rx.c), life cycle

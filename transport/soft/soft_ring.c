@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_ring.c — growable FIFO of fixed-size elements for the
  * provider's queues (send, receive, inbound/outbound Read, completions). */
 #include "soft_qp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_rx.c — receive side: posting receives, parsing the byte stream
  * into FPDUs (split or coalesced, RFC 5044 4), checking every DDP/RDMAP header before
  * a byte is placed (RFC 5041 5, RFC 5040 5-6), placing payload straight into posted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_tx.c — transmit side: posting Sends, RDMA Writes and Read
  * Requests, answering inbound Read Requests, segmenting every message into FPDUs no
  * larger than the MSS allows (RFC 5044 5: MULPDU; RFC 5041 5: DDP segments) and

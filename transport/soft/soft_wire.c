@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_wire.c — DDP/RDMAP header and Terminate control codec
  * (RFC 5041 4.2-4.3, RFC 5040 4.1-4.8). Pure functions, no I/O. */
 #include "iwarp_wire.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_async.c — the device's asynchronous events (ibv_get_async_event):
  * a QP gone into the error state (QP_FATAL, REQ_ERR, ACCESS_ERR), its port down
  * (PORT_ERR: the netdev under siw or rxe set down, a cable pulled) or the device failed

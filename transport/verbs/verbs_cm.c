@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_cm.c — connection management over librdmacm, active side:
  * resolve the address and the route, then connect, bounded by one deadline, with
  * rdma_conn_param responder resources / initiator depth and, on iWARP devices when

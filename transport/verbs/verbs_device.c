@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_device.c — is there an RDMA device at all, and is the one
  * that routes to a destination iWARP (MS-SMB2: port 5445 and the MS-SMBD Appendix A
  * header) or InfiniBand/RoCE (port 445)? Fails fast without a device. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_listen.c — connection management over librdmacm, passive side:
  * a listening CM id on its own event channel, and accept: the next connect request,
  * the admit hook, the depths and the Appendix A reply header (MS-SMBD 6.2), the queue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_mem.c — memory registration on the connection's protection
  * domain with exactly the access rights asked for (ibv_reg_mr). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_priv.h — internals shared by the rdma-core verbs provider's
  * files: the connection and listener objects and the helpers each file exports.
  * Only transport/verbs/ includes this (and the unit tests of its pure helpers). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_provider.c — the rdma-core verbs provider's entry points
  * (provider.h), implemented by verbs_cm.c, verbs_listen.c, verbs_qp.c, verbs_mem.c,
  * verbs_device.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_qp.c — one RC connection over rdma-core: QP, CQ and completion
  * channel, posting Send (with invalidate), Receive, RDMA Write and Read, the event-loop
  * fd (epoll over the completion channel, the CM channel and a wake-up eventfd),

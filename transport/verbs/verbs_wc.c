@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_wc.c — translation between rdma-core and provider.h terms:
  * ibv_wc -> sd_wc, and enum sd_access -> the minimal IBV_ACCESS_* flags. */
 #include "verbs_priv.h"
