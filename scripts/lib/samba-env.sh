@@ -34,6 +34,7 @@
 #                       senv_relay_stop fail (printing the report) when its log has one
 
 SENV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SENV_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${SENV_BUILD:=$SENV_ROOT/build}"
 : "${SENV_SMB_PORT:=445}"
 : "${SENV_RELAY_PORT:=5445}"
@@ -58,6 +59,11 @@ SENV_RELAY_BIN=$(senv_prog smbdirect-relay)
 SENV_PROBE_BIN=$(senv_prog smbdirect-probe)
 
 # Every function is safe under "set -e" (bats runs tests that way).
+
+# senv_own_net "$0" "$@" — a script's first step: runs the script again, once, in a
+# network namespace of its own (scripts/lib/own-net), so that its smbd on ADDR:445 never
+# meets a Samba the machine runs; run-tests starts the bats tiers there already.
+senv_own_net() { [ "${OWN_NET:-0}" = 1 ] || exec "$SENV_LIB/own-net" "$@"; }
 
 # Prints a message to stderr, prefixed so it is clear which layer speaks.
 senv_say() { echo "samba-env: $*" >&2; }
