@@ -17,6 +17,9 @@ MANDIR  ?= $(PREFIX)/share/man
 # The configuration file's folder is /etc whatever PREFIX is: the programs look there
 # (SD_CONFIG_DEFAULT; SMBDIRECT_CONFIG names another file).
 CONFDIR  = /etc/smbdirect
+# The version: debian/changelog's first entry, its one copy. Compiled into every program
+# and the shim (common/sd_version.c) and written into the smbdirect wrapper.
+VERSION := $(shell sed -n '1s/^[^ ]* (\(.*\)) .*/\1/p' debian/changelog)
 SAN     ?=
 OPT     ?= -O2
 
@@ -86,6 +89,10 @@ $(BUILD)/obj/%.o: %.c
 	@echo "  CC   $<"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
 
+# The version is compiled into sd_version.o alone, rebuilt when debian/changelog changes.
+$(BUILD)/obj/common/sd_version.o: override CPPFLAGS += -DSD_VERSION='"$(VERSION)"'
+$(BUILD)/obj/common/sd_version.o: debian/changelog
+
 $(BUILD)/libsmbdirect-core.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -110,8 +117,9 @@ $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-cor
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # wrapper SHIMDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so.
-wrapper = sed 's|@SHIMDIR@|$(1)|' tools/smbdirect.in > $(2) && chmod 0755 $(2)
-$(BUILD)/smbdirect: tools/smbdirect.in
+wrapper = sed -e 's|@SHIMDIR@|$(1)|' -e 's|@VERSION@|$(VERSION)|' tools/smbdirect.in > $(2) && \
+          chmod 0755 $(2)
+$(BUILD)/smbdirect: tools/smbdirect.in debian/changelog
 	@mkdir -p $(dir $@)
 	$(call wrapper,$(abspath $(BUILD)),$@)
 

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "sd_addr.h"
 #include "sd_libc.h"
+#include "sd_version.h"
 #include "shim_config.h"
 #include "shim_engine.h"
 #include "shim_epoll.h"
@@ -85,7 +86,8 @@ static void choose_provider(void)
     shim_guard_enter(); /* rdma-core's device scan must not come back here */
     chosen_provider = sd_settings_provider(shim_config_get()->set.transport);
     shim_guard_leave();
-    sd_debug("SMB Direct provider: %s", chosen_provider->name);
+    /* the shim's first line of a process at debug: which build, on what */
+    sd_debug("libsmbdirect %s: SMB Direct provider: %s", sd_version(), chosen_provider->name);
 }
 
 /* The provider for dst and whether it is iWARP (sd_settings_reach: in auto mode a

@@ -20,6 +20,7 @@
 #include "portmap.h"
 #include "sd_addr.h"
 #include "sd_settings.h"
+#include "sd_version.h"
 #include "smbd_link.h"
 
 #define PROBE_SMB_PORT 445 /* the SMB port whose SMB Direct port is probed */
@@ -28,6 +29,7 @@ static const char usage_head[] =
     "Usage: smbdirect-probe [OPTION]... HOST[:PORT]\n"
     "       smbdirect-probe --conformance [--user USER%PASS] [--share NAME] [--cases GLOB]\n"
     "                       [OPTION]... HOST[:PORT]\n"
+    "       smbdirect-probe --help | --version\n"
     "\n"
     "Connect to the SMB Direct (MS-SMBD) server at HOST, negotiate, print the negotiated\n"
     "parameters and disconnect. PORT defaults to 5445 for soft-iWARP and iWARP devices\n"
@@ -43,7 +45,8 @@ static const char usage_head[] =
     "its name, PASS, FAIL or SKIP, and what was seen.\n"
     "\n"
     "Options:\n"
-    "  --help                   show this help and exit\n"
+    "  -h, --help               show this help and exit\n"
+    "  -V, --version            print the version and exit\n"
     "  --conformance            run the conformance cases\n"
     "  --user USER%PASS         log in to SMB2 with NTLMv2 as USER (DOMAIN\\USER\n"
     "                           accepted); default anonymous\n"
@@ -108,8 +111,8 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
 }
 
 /* The probe's own options. */
-enum { OPT_HELP = 1, OPT_CONFORMANCE, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES,
-       OPT_KEEPALIVE_WAIT };
+enum { OPT_CONFORMANCE = 1, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES, OPT_KEEPALIVE_WAIT,
+       OPT_HELP = 'h', OPT_VERSION = 'V' };
 
 struct probe_opts {
     int conformance;
@@ -163,6 +166,7 @@ static int probe_option(void *ctx, int val, const char *arg, char *err, size_t e
         return 0;
     }
     case OPT_LIST_CASES: cf_list(stdout); exit(0);
+    case OPT_VERSION: printf("smbdirect-probe %s\n", sd_version()); exit(0);
     }
     fputs(usage_head, stdout);
     sd_settings_usage(stdout, SD_PROG_PROBE);
@@ -210,6 +214,7 @@ int main(int argc, char **argv)
         { "cases", required_argument, NULL, OPT_CASES },
         { "list-cases", no_argument, NULL, OPT_LIST_CASES },
         { "keepalive-wait", required_argument, NULL, OPT_KEEPALIVE_WAIT },
+        { "version", no_argument, NULL, OPT_VERSION },
     };
     struct probe_opts po = { 0 };
     const struct sd_provider_ops *provider;

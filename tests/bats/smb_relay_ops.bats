@@ -257,7 +257,7 @@ await_log() {
     local i pid
     for i in 1 2 3 4 5 6; do session "s$i" $((i % 2 ? 4 : 6)) "get big $W/a$i" @go "get big $W/b$i"; done
     for i in 1 2 3 4 5 6; do got "a$i"; done
-    grep -q "^relay: listening on .*, 3 event loops$" "$SENV_RELAY_LOG"
+    grep -q "^relay: smbdirect-relay .* listening on .*, 3 event loops$" "$SENV_RELAY_LOG"
     [ "$(status loops)" -eq 3 ]
     await_status 'len(connections)' 6
     # each new connection goes to the loop with the fewest

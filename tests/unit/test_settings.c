@@ -2,8 +2,8 @@
 /* tests/unit/test_settings.c — the settings table and its two front ends: every row is
  * consistent and its defaults pass its own bounds and the engine's check; for every
  * setting with both a variable and a flag, the environment and the command line accept
- * and reject the same values and make the same link; the tools' own options, operands
- * and the variables they read; the rendered docs cover the rows. */
+ * and reject the same values and make the same link; the tools' own options (long and
+ * short), operands and the variables they read; the rendered docs cover the rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,9 +39,9 @@ static int setup(void **state)
     return 0;
 }
 
-/* ---- a tool's own options (one with a value, one without) ---- */
+/* ---- a tool's own options (one with a value, one without; letters: -t and -s too) ---- */
 
-enum { OWN_TARGET = 1, OWN_STATS };
+enum { OWN_TARGET = 't', OWN_STATS = 's' };
 
 static const struct option own_options[] = {
     { "target", required_argument, NULL, OWN_TARGET },
@@ -575,6 +575,36 @@ static void test_argv_errors(void **state)
     assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
 }
 
+/* An own option whose val is a letter is also -LETTER, alone or in a cluster; an unknown
+ * short option is named alone, wherever it stands. */
+static void test_argv_short_options(void **state)
+{
+    struct sd_settings s;
+    struct own_seen seen = { 0 };
+    char err[512];
+
+    (void)state;
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-s", "-t", "a:1", "HOST"), 4);
+    assert_string_equal(seen.target, "a:1");
+    assert_int_equal(seen.stats, 1);
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-stb:2", "--log-stats"), 3);
+    assert_string_equal(seen.target, "b:2");
+    assert_int_equal(seen.stats, 3);
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-x"), -1);
+    assert_string_equal(err, "unknown option '-x'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--log-stats", "-sx"), -1);
+    assert_string_equal(err, "unknown option '-x'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-xs"), -1);
+    assert_string_equal(err, "unknown option '-x'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "--log-stats=1"), -1);
+    assert_string_equal(err, "unknown option '--log-stats=1'");
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-t"), -1);
+    assert_string_equal(err, "option '-t' needs a value");
+    /* the settings' flags have no short form */
+    assert_int_equal(PARSE(&s, SD_PROG_RELAY, &seen, err, "-c", "20"), -1);
+    assert_string_equal(err, "unknown option '-c'");
+}
+
 /* ---- transports ---- */
 
 static void test_provider_choice(void **state)
@@ -627,18 +657,24 @@ static void test_rendered_blocks_cover_the_rows(void **state)
     (void)state;
     for (int id = 0; id < SD_SET_COUNT; id++)
         shim_vars += !!(ROW(id)->env_progs & SD_PROG_BIT(SD_PROG_SHIM));
-    /* The relay's --help: each of its flags and variables once, not the shim's own. */
+    /* The relay's --help: each of its flags and variables once, not the shim's own, and
+     * each help text once (a variable with a flag points at the flag's). */
     assert_non_null(f = open_memstream(&text, &len));
     sd_settings_usage(f, SD_PROG_RELAY);
     fclose(f);
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *r = ROW(id);
+        int shown = !!((r->env_progs | r->flag_progs) & SD_PROG_BIT(SD_PROG_RELAY));
 
         snprintf(want, sizeof(want), "  --%s ", r->flag ? r->flag : "");
         assert_int_equal(count(text, want), r->flag ? 1 : 0);
         snprintf(want, sizeof(want), "  %s=", r->env ? r->env : "-");
         assert_int_equal(count(text, want), r->env_progs & SD_PROG_BIT(SD_PROG_RELAY) ? 1 : 0);
+        snprintf(want, sizeof(want), "\n      %c%.40s", toupper((unsigned char)r->help[0]),
+                 r->help + 1);
+        assert_int_equal(count(text, want), shown);
     }
+    assert_non_null(strstr(text, "  SMBDIRECT_BUSY_POLL=US  as --busy-poll\n"));
     for (const char *line = text; *line; line = strchr(line, '\n') + 1)
         assert_true(strcspn(line, "\n") < 80);
     assert_non_null(strstr(text, "3-255, default 255."));
@@ -675,6 +711,7 @@ int main(void)
         cmocka_unit_test_setup(test_tools_read_their_variables, setup),
         cmocka_unit_test_setup(test_own_options_and_operands, setup),
         cmocka_unit_test_setup(test_argv_errors, setup),
+        cmocka_unit_test_setup(test_argv_short_options, setup),
         cmocka_unit_test_setup(test_provider_choice, setup),
         cmocka_unit_test_setup(test_rendered_blocks_cover_the_rows, setup),
     };

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "relay.h"
 #include "sd_pinned.h"
+#include "sd_version.h"
 #include "smbd_memplan.h"
 
 #define RELAY_SHUTDOWN_MS 3000
@@ -25,6 +26,7 @@
 static const char usage_head[] =
     "Usage: smbdirect-relay --listen HOST:PORT --backend HOST:PORT [OPTION]...\n"
     "       smbdirect-relay --status [--json] [--status-socket PATH]\n"
+    "       smbdirect-relay --help | --version\n"
     "\n"
     "Accept SMB Direct (MS-SMBD) connections on HOST:PORT and bridge each one to its own\n"
     "TCP connection to an SMB server that speaks only TCP, such as Samba's smbd.\n"
@@ -43,13 +45,15 @@ static const char usage_head[] =
     "                           socket, and exit (1 when no relay answers)\n"
     "  --json                   with --status: as one JSON object\n"
     "  --log-stats              print a second line of counters when a connection ends\n"
-    "  --help                   show this help and exit\n"
+    "  -h, --help               show this help and exit\n"
+    "  -V, --version            print the version and exit\n"
     "\n";
 
 static const char usage_tail[] =
     "\n"
     "Output (stderr, one line each, stable for scripts):\n"
-    "  relay: listening on ADDR (TRANSPORT), backend ADDR, N event loops\n"
+    "  relay: smbdirect-relay VERSION listening on ADDR (TRANSPORT), backend ADDR,\n"
+    "         N event loops\n"
     "  relay: conn N from ADDR established: version 0xVVVV credits T/M send S recv R\n"
     "         frag F peer_frag P rw W ird I ord O\n"
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
@@ -73,13 +77,14 @@ static const char usage_tail[] =
 
 #define RELAY_MMAP_THRESHOLD (256 * 1024)
 
-enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_HELP };
+enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_HELP = 'h', OPT_VERSION = 'V' };
 
 static const struct option relay_options[] = {
     { "log-stats", no_argument, NULL, OPT_LOG_STATS },
     { "status", no_argument, NULL, OPT_STATUS },
     { "json", no_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, OPT_HELP },
+    { "version", no_argument, NULL, OPT_VERSION },
 };
 #define RELAY_OPTION_COUNT (sizeof(relay_options) / sizeof(relay_options[0]))
 
@@ -226,6 +231,9 @@ static int relay_option(void *ctx, int val, const char *arg, char *err, size_t e
         fputs(usage_head, stdout);
         sd_settings_usage(stdout, SD_PROG_RELAY);
         fputs(usage_tail, stdout);
+        exit(0);
+    case OPT_VERSION:
+        printf("smbdirect-relay %s\n", sd_version());
         exit(0);
     }
     return 0;
@@ -386,8 +394,8 @@ int main(int argc, char **argv)
         relay_loops_stop(&r);
         return 1;
     }
-    fprintf(stderr, "relay: listening on %s (%s), backend %s, %u event loops\n", r.listen_str,
-            r.opts.provider->name, r.backend_str, r.nloops);
+    fprintf(stderr, "relay: smbdirect-relay %s listening on %s (%s), backend %s, %u event loops\n",
+            sd_version(), r.listen_str, r.opts.provider->name, r.backend_str, r.nloops);
     report_memlock(&r.opts);
     rc = sd_loop_run(r.loop);
     if (rc < 0)

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "relay.h"
+#include "sd_version.h"
 
 /* One connection as its loop saw it. */
 struct conn_copy {
@@ -102,8 +103,8 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The whole status: the relay's own figures (read under admit_lock: the loops change
- * them), then the connections of every part, oldest first. */
+/* The whole status: the relay's version and own figures (read under admit_lock: the
+ * loops change them), then the connections of every part, oldest first. */
 static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *all, size_t n,
                            FILE *out)
 {
@@ -122,13 +123,14 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     qsort(all, n, sizeof(*all), by_id);
     if (snap->json)
         fprintf(out,
-                "{\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\",\"state\":\"%s\","
+                "{\"version\":\"%s\",\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\","
+                "\"state\":\"%s\","
                 "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
                 "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
                 "\"refused_limit\":%llu,\"channel_memory_bytes\":%llu,"
                 "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
                 "\"connections\":[",
-                r->listen_str, r->backend_str, r->opts.provider->name, state,
+                sd_version(), r->listen_str, r->backend_str, r->opts.provider->name, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,
@@ -136,11 +138,11 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
                 r->set.channel_memory, r->set.channel_memory_total);
     else
         fprintf(out,
-                "relay on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
+                "smbdirect-relay %s on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
                 "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
                 "the access list, %llu by the limits\n"
                 "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
-                r->listen_str, r->opts.provider->name, r->backend_str, state,
+                sd_version(), r->listen_str, r->opts.provider->name, r->backend_str, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,

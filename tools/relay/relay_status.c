@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_status.c — the relay's live status: a UNIX socket (mode 0600: it
  * names every client) where a request line "text" or "json" is answered with one
- * snapshot (relay_snapshot.c: the totals, then each connection's client, state, loop,
- * age, bytes each way, RDMA channel bytes and credits) before the relay closes it; and
- * the other end, smbdirect-relay --status. Served on the relay's main loop without
- * blocking it. */
+ * snapshot (relay_snapshot.c: the relay's version and totals, then each connection's
+ * client, state, loop, age, bytes each way, RDMA channel bytes and credits) before the
+ * relay closes it; and the other end, smbdirect-relay --status. Served on the relay's
+ * main loop without blocking it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

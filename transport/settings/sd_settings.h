@@ -212,8 +212,9 @@ int sd_settings_from_env(struct sd_settings *s, enum sd_program prog, char *err,
 /* ---- command-line front end (sd_settings_argv.c) ---- */
 
 /* A program's own options (getopt_long entries; val from 1 to SD_ARGV_OWN_MAX_VAL,
- * not '?' or ':'; at most SD_ARGV_OWN_MAX of them) reach it through this callback
- * with optarg or NULL: 0, or -1 with one line for the user in err. */
+ * not '?' or ':'; at most SD_ARGV_OWN_MAX of them; one whose val is a letter is also
+ * -LETTER, as 'h' makes -h the same as --help) reach it through this callback with
+ * optarg or NULL: 0, or -1 with one line for the user in err. */
 #define SD_ARGV_OWN_MAX     16
 #define SD_ARGV_OWN_MAX_VAL 0xfff
 typedef int (*sd_argv_own_cb)(void *ctx, int val, const char *arg, char *err, size_t errlen);
@@ -229,7 +230,8 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
 
 /* ---- rendering (sd_settings_doc.c) ---- */
 
-/* The --help block of a tool: its flags, then the variables it reads. */
+/* The --help block of a tool: its flags, then the variables it reads (one line each
+ * for those a flag above describes). */
 void sd_settings_usage(FILE *out, enum sd_program prog);
 /* The variables prog reads, as --help text (also the smbdirect wrapper's, for the
  * shim). */

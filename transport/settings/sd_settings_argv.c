@@ -10,6 +10,36 @@
 /* getopt_long value of a setting's flag: above every value a tool may use. */
 #define SETTING_VAL(id) (SD_ARGV_OWN_MAX_VAL + 1 + (id))
 
+/* getopt's short options: ":" (a missing value is reported as ':'), then every own
+ * option whose val is a letter, as -LETTER (with ':' when it takes a value). */
+static void build_shortopts(char *shortopts, const struct option *own, size_t nown)
+{
+    size_t n = 0;
+
+    shortopts[n++] = ':';
+    for (size_t i = 0; i < nown; i++) {
+        int v = own[i].val;
+
+        if (!((v >= 'a' && v <= 'z') || (v >= 'A' && v <= 'Z')))
+            continue;
+        shortopts[n++] = (char)v;
+        if (own[i].has_arg == required_argument)
+            shortopts[n++] = ':';
+    }
+    shortopts[n] = '\0';
+}
+
+/* Whether val is one of the program's own options. After a '?', getopt's optopt is an
+ * own option's val when that option was given a value it takes none of (--help=x), else
+ * the unknown short option's letter (or 0 after an unknown long option). */
+static int is_own(const struct option *own, size_t nown, int val)
+{
+    for (size_t i = 0; i < nown; i++)
+        if (own[i].val == val)
+            return 1;
+    return 0;
+}
+
 /* opts = own, one entry per flag of prog, the zero entry. */
 static void build_options(struct option *opts, enum sd_program prog, const struct option *own,
                           size_t nown)
@@ -30,6 +60,7 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
                           sd_argv_own_cb cb, void *ctx, char *err, size_t errlen)
 {
     struct option opts[SD_ARGV_OWN_MAX + SD_SET_COUNT + 1];
+    char shortopts[2 * SD_ARGV_OWN_MAX + 2];
     char env_err[512], why[256];
     int env_rc = sd_settings_from_env(s, prog, env_err, sizeof(env_err)), o;
 
@@ -38,9 +69,10 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
         return -1;
     }
     build_options(opts, prog, own, nown);
+    build_shortopts(shortopts, own, nown);
     optind = 0; /* glibc: start afresh, also when called again */
     opterr = 0;
-    while ((o = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
         if (o > SD_ARGV_OWN_MAX_VAL) {
             enum sd_setting_id id = (enum sd_setting_id)(o - SETTING_VAL(0));
 
@@ -52,6 +84,11 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
         }
         if (o == ':') {
             snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+            return -1;
+        }
+        if (o == '?' && optopt && !is_own(own, nown, optopt)) {
+            /* an unknown -X, alone or in a cluster (within -qX optind has not moved on) */
+            snprintf(err, errlen, "unknown option '-%c'", optopt);
             return -1;
         }
         if (o == '?') {

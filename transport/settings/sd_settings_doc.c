@@ -208,29 +208,39 @@ static void wrap(FILE *out, const char *text)
     wrap_after(out, "      ", text);
 }
 
-/* "  --NAME METAVAR" or "  NAME=METAVAR", then the help with bounds and default. */
-static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program prog,
-                        const char *name_fmt, const char *name)
+/* "  --NAME METAVAR" or "  NAME=METAVAR", without the line's end. */
+static void usage_name(FILE *out, const struct sd_setting *row, const char *name_fmt,
+                       const char *name)
 {
-    char text[1024] = "", words[128];
+    char words[128];
 
     fprintf(out, name_fmt, name);
     if (row->kind == SD_KIND_NUMBER)
-        fprintf(out, "%s\n", metavars[row->unit]);
+        fprintf(out, "%s", metavars[row->unit]);
     else if (row->kind == SD_KIND_PORTS)
-        fprintf(out, "PORT[,PORT...]\n");
+        fprintf(out, "PORT[,PORT...]");
     else if (row->kind == SD_KIND_PORTMAP)
-        fprintf(out, "TCPPORT:RDMAPORT[,...]\n");
+        fprintf(out, "TCPPORT:RDMAPORT[,...]");
     else if (row->kind == SD_KIND_HOSTPORT)
-        fprintf(out, "HOST:PORT\n");
+        fprintf(out, "HOST:PORT");
     else if (row->kind == SD_KIND_PREFIXES)
-        fprintf(out, "PREFIX[,PREFIX...]\n");
+        fprintf(out, "PREFIX[,PREFIX...]");
     else if (row->kind == SD_KIND_PATH)
-        fprintf(out, "PATH\n");
+        fprintf(out, "PATH");
     else if (row->kind == SD_KIND_ADDRMAP)
-        fprintf(out, "ADDR=RDMAADDR[:PORT][,...]\n");
+        fprintf(out, "ADDR=RDMAADDR[:PORT][,...]");
     else
-        fprintf(out, "%s\n", sd_settings_words(row, "", "", "|", "|", words, sizeof(words)));
+        fprintf(out, "%s", sd_settings_words(row, "", "", "|", "|", words, sizeof(words)));
+}
+
+/* The name line, then the help with bounds and default. */
+static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program prog,
+                        const char *name_fmt, const char *name)
+{
+    char text[1024] = "";
+
+    usage_name(out, row, name_fmt, name);
+    fputc('\n', out);
     add_sentence(text, sizeof(text), row->help);
     add(text, sizeof(text), ". ");
     if (row->kind == SD_KIND_NUMBER)
@@ -247,8 +257,14 @@ void sd_settings_usage_env(FILE *out, enum sd_program prog)
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *row = &sd_settings_table[id];
 
-        if (row->env_progs & SD_PROG_BIT(prog))
+        if (!(row->env_progs & SD_PROG_BIT(prog)))
+            continue;
+        if (row->flag_progs & SD_PROG_BIT(prog)) { /* its help is the flag's, above */
+            usage_name(out, row, "  %s=", row->env);
+            fprintf(out, "  as --%s\n", row->flag);
+        } else {
             usage_entry(out, row, prog, "  %s=", row->env);
+        }
     }
 }
 
