@@ -46,7 +46,8 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 RDMA_LIBS = -lrdmacm -libverbs
-LIBS      = $(RDMA_LIBS) -lpthread -ldl
+# libnettle: SMB2 signing (transport/channel/smb2_sign.c) in the core
+LIBS      = $(RDMA_LIBS) -lnettle -lpthread -ldl
 CONF_LIBS = -lnettle   # MD4 and HMAC-MD5 of NTLMv2 (conformance/cf_ntlm.c)
 
 CORE_DIRS = common portmap transport transport/smbd transport/channel transport/link \

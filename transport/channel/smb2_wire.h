@@ -34,9 +34,12 @@ enum smb2_command {                       /* 2.2.1.1 Command */
 #define SMB2_STATUS_PENDING 0x00000103u   /* interim response (MS-SMB2 3.3.4.2) */
 
 enum smb2_dialect {                       /* 2.2.4 DialectRevision */
+    SMB2_DIALECT_0202 = 0x0202,
+    SMB2_DIALECT_0210 = 0x0210,
     SMB2_DIALECT_WILDCARD = 0x02FF,       /* "SMB 2.???": a second NEGOTIATE follows */
     SMB2_DIALECT_0300 = 0x0300,
     SMB2_DIALECT_0302 = 0x0302,
+    SMB2_DIALECT_0311 = 0x0311,
 };
 
 /* 2.2.19 / 2.2.21 Channel; 3 (SMB2_CHANNEL_RDMA_TRANSFORM, 3.1.1) is not used here. */
