@@ -109,11 +109,13 @@ $(BUILD)/smbdirect-relay: $(RELAY_OBJ) $(BUILD)/libsmbdirect-core.a
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-# wrapper SHIMDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so.
-wrapper = sed 's|@SHIMDIR@|$(1)|' tools/smbdirect.in > $(2) && chmod 0755 $(2)
+# wrapper SHIMDIR BINDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so,
+# with BINDIR/smbdirect-probe for its --check-config.
+wrapper = sed -e 's|@SHIMDIR@|$(1)|' -e 's|@BINDIR@|$(2)|' tools/smbdirect.in > $(3) && \
+          chmod 0755 $(3)
 $(BUILD)/smbdirect: tools/smbdirect.in
 	@mkdir -p $(dir $@)
-	$(call wrapper,$(abspath $(BUILD)),$@)
+	$(call wrapper,$(abspath $(BUILD)),$(abspath $(BUILD)),$@)
 
 # Unit tests link the core library and the test helpers; only test_shim_* also link
 # the shim's objects (which interpose connect() and friends).
