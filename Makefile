@@ -202,12 +202,14 @@ fuzz:
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(SHIMDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
-	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	           $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 $(BUILD)/libsmbdirect.so $(DESTDIR)$(SHIMDIR)/libsmbdirect.so
 	install -m 0755 $(BUILD)/smbdirect-probe $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/smbdirect-relay $(DESTDIR)$(SBINDIR)/
-	$(call wrapper,$(SHIMDIR),$(DESTDIR)$(BINDIR)/smbdirect)
+	$(call wrapper,$(SHIMDIR),$(BINDIR),$(DESTDIR)$(BINDIR)/smbdirect)
 	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/smbdirect.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 docs/smbdirect-relay.8 $(DESTDIR)$(MANDIR)/man8/
 	@# an existing configuration is the administrator's: never overwritten
