@@ -117,12 +117,13 @@ $(BUILD)/smbdirect-relay: $(RELAY_OBJ) $(BUILD)/libsmbdirect-core.a
 $(BUILD)/smbdirect-%: $(BUILD)/obj/tools/smbdirect-%.o $(BUILD)/libsmbdirect-core.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-# wrapper SHIMDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so.
-wrapper = sed -e 's|@SHIMDIR@|$(1)|' -e 's|@VERSION@|$(VERSION)|' tools/smbdirect.in > $(2) && \
-          chmod 0755 $(2)
+# wrapper SHIMDIR BINDIR OUT — the smbdirect wrapper preloading SHIMDIR/libsmbdirect.so,
+# with BINDIR/smbdirect-probe for its --check-config, and the version.
+wrapper = sed -e 's|@SHIMDIR@|$(1)|' -e 's|@BINDIR@|$(2)|' -e 's|@VERSION@|$(VERSION)|' \
+          tools/smbdirect.in > $(3) && chmod 0755 $(3)
 $(BUILD)/smbdirect: tools/smbdirect.in debian/changelog
 	@mkdir -p $(dir $@)
-	$(call wrapper,$(abspath $(BUILD)),$@)
+	$(call wrapper,$(abspath $(BUILD)),$(abspath $(BUILD)),$@)
 
 # Unit tests link the core library and the test helpers; only test_shim_* also link
 # the shim's objects (which interpose connect() and friends).
@@ -209,12 +210,14 @@ fuzz:
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(SHIMDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
-	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	           $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 $(BUILD)/libsmbdirect.so $(DESTDIR)$(SHIMDIR)/libsmbdirect.so
 	install -m 0755 $(BUILD)/smbdirect-probe $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/smbdirect-relay $(DESTDIR)$(SBINDIR)/
-	$(call wrapper,$(SHIMDIR),$(DESTDIR)$(BINDIR)/smbdirect)
+	$(call wrapper,$(SHIMDIR),$(BINDIR),$(DESTDIR)$(BINDIR)/smbdirect)
 	install -m 0644 docs/smbdirect.1 docs/smbdirect-probe.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/smbdirect.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/libsmbdirect.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 docs/smbdirect-relay.8 $(DESTDIR)$(MANDIR)/man8/
 	@# an existing configuration is the administrator's: never overwritten

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* preload/shim_config.h — the shim's view of its settings: every SMBDIRECT_* variable
- * it reads, parsed once by the settings module (transport/settings) on the first
- * connect() the shim looks at, and the link options they make. */
+/* preload/shim_config.h — the shim's view of its settings: the configuration file's
+ * lines and every SMBDIRECT_* variable it takes, loaded once by the settings module
+ * (transport/settings) on the first connect() the shim looks at, and the link options
+ * they make. */
 #ifndef SMBDIRECT_SHIM_CONFIG_H
 #define SMBDIRECT_SHIM_CONFIG_H
 
@@ -9,15 +10,17 @@
 #include "smbd_link.h"
 
 struct shim_config {
-    int valid;                  /* 0: some value was invalid; see error */
-    char error[320];            /* the first problem, naming the variable and value */
-    struct sd_settings set;     /* every setting; an invalid one keeps its default */
+    int valid;                  /* 0: a problem concerns the shim; see report.error */
+    struct sd_settings set;     /* every setting; an invalid one keeps the value before */
     struct smbd_link_opts link; /* active role; provider and Appendix A header unset */
+    struct sd_settings_report report; /* the file read, each problem (the first error:
+                                       * report.error, naming the variable or FILE:LINE) */
 };
 
-/* Reads and validates every variable into cfg. Returns 0, or -1 when a value is
- * invalid (cfg->valid = 0, cfg->error set, and one error line logged). The log
- * level (SMBDIRECT_LOG) is applied as a side effect. */
+/* Loads and validates the file's lines and every variable into cfg. Returns 0, or -1
+ * when a problem concerns the shim (cfg->valid = 0, one error line logged); each
+ * warning (another program's bad line) is logged too. The log level (SMBDIRECT_LOG,
+ * log) is applied as a side effect. */
 int shim_config_load(struct shim_config *cfg);
 
 /* The process-wide configuration, loaded on first use. */

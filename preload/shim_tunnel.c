@@ -330,7 +330,7 @@ int shim_tunnel_connect(int fd, const struct sockaddr *addr, socklen_t len, int 
     }
     *rc = -1;
     if (!cfg->valid) {
-        sd_error("connect() to port %u fails with EINVAL: %s", port, cfg->error);
+        sd_error("connect() to port %u fails with EINVAL: %s", port, cfg->report.error);
         errno = EINVAL;
         return 1;
     }

@@ -29,6 +29,7 @@ static const char usage_head[] =
     "Usage: smbdirect-probe [OPTION]... HOST[:PORT]\n"
     "       smbdirect-probe --conformance [--user USER%PASS] [--share NAME] [--cases GLOB]\n"
     "                       [OPTION]... HOST[:PORT]\n"
+    "       smbdirect-probe --check-config[=shim] [FILE] [OPTION]...\n"
     "       smbdirect-probe --help | --version\n"
     "\n"
     "Connect to the SMB Direct (MS-SMBD) server at HOST, negotiate, print the negotiated\n"
@@ -44,6 +45,10 @@ static const char usage_head[] =
     "channel) and print one row per case:\n"
     "its name, PASS, FAIL or SKIP, and what was seen.\n"
     "\n"
+    "Settings come from the configuration file (/etc/smbdirect/smbdirect.conf, its\n"
+    "[probe] section; SMBDIRECT_CONFIG names another), then the environment, then the\n"
+    "flags below (smbdirect.conf(5)).\n"
+    "\n"
     "Options:\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            print the version and exit\n"
@@ -58,6 +63,11 @@ static const char usage_head[] =
     "  --keepalive-wait SECONDS how long the idle cases wait for the server's keepalive\n"
     "                           (1-600, default 5); a server whose KeepaliveInterval is\n"
     "                           longer makes them SKIP (smbdirect-relay: --keepalive)\n"
+    "  --check-config[=shim]    check the configuration file (FILE, else the one the\n"
+    "                           probe reads) for the probe, or with =shim for the shim\n"
+    "                           (what smbdirect --check-config runs), print the\n"
+    "                           settings in force with where each comes from, and\n"
+    "                           exit (1 when it has an error)\n"
     "\n";
 
 static const char usage_tail[] =
@@ -112,10 +122,12 @@ static void print_params(const struct smbd_link *k, const char *peer, const char
 
 /* The probe's own options. */
 enum { OPT_CONFORMANCE = 1, OPT_USER, OPT_SHARE, OPT_CASES, OPT_LIST_CASES, OPT_KEEPALIVE_WAIT,
-       OPT_HELP = 'h', OPT_VERSION = 'V' };
+       OPT_CHECK_CONFIG, OPT_HELP = 'h', OPT_VERSION = 'V' };
 
 struct probe_opts {
     int conformance;
+    int check_config;           /* --check-config: for check_prog */
+    enum sd_program check_prog; /* the probe, or the shim (=shim) */
     char *user;            /* USER%PASS, split in place */
     const char *password;
     const char *share;
@@ -137,6 +149,16 @@ static int probe_option(void *ctx, int val, const char *arg, char *err, size_t e
         po->share = arg;
         return 0;
     case OPT_CASES: po->cases = arg; return 0;
+    case OPT_CHECK_CONFIG:
+        po->check_config = 1;
+        po->check_prog = SD_PROG_PROBE;
+        if (arg && strcmp(arg, "shim") == 0)
+            po->check_prog = SD_PROG_SHIM;
+        else if (arg && strcmp(arg, "probe") != 0) {
+            snprintf(err, errlen, "--check-config: '%s' is invalid: use shim or probe", arg);
+            return -1;
+        }
+        return 0;
     case OPT_KEEPALIVE_WAIT: {
         char *end;
         unsigned long v = strtoul(arg, &end, 10);
@@ -172,6 +194,25 @@ static int probe_option(void *ctx, int val, const char *arg, char *err, size_t e
     sd_settings_usage(stdout, SD_PROG_PROBE);
     fputs(usage_tail, stdout);
     exit(0);
+}
+
+/* --check-config[=shim] [FILE]: the settings in force and the problems; the exit
+ * status. The shim has no flags: the probe's have no say in its settings. */
+static int check_config(const struct probe_opts *po, const struct sd_settings_flags *flags,
+                        int nargs, char **args)
+{
+    struct sd_settings_report rep;
+    struct sd_settings set;
+    int shim = po->check_prog == SD_PROG_SHIM;
+
+    if (nargs > 1)
+        return usage_error("unexpected argument '%s'", args[1]);
+    for (int id = 0; shim && id < SD_SET_COUNT; id++)
+        if (flags->arg[id])
+            return usage_error("--%s: the shim takes no flags (its settings come from the "
+                               "file and the environment)", sd_settings_table[id].flag);
+    sd_settings_load(&set, po->check_prog, nargs ? args[0] : NULL, shim ? NULL : flags, &rep);
+    return sd_settings_check_config(stdout, stderr, &set, &rep);
 }
 
 /* The conformance run: the target from the link options, then the cases. */
@@ -215,12 +256,15 @@ int main(int argc, char **argv)
         { "list-cases", no_argument, NULL, OPT_LIST_CASES },
         { "keepalive-wait", required_argument, NULL, OPT_KEEPALIVE_WAIT },
         { "version", no_argument, NULL, OPT_VERSION },
+        { "check-config", optional_argument, NULL, OPT_CHECK_CONFIG },
     };
     struct probe_opts po = { 0 };
     const struct sd_provider_ops *provider;
     const struct am_entry *mapped;
     struct smbd_link_opts lo;
     struct sd_settings set;
+    struct sd_settings_flags flags;
+    struct sd_settings_report rep;
     struct sockaddr_storage dst;
     socklen_t dstlen;
     struct smbd_link *k = NULL;
@@ -228,11 +272,16 @@ int main(int argc, char **argv)
     const char *why;
     int first, iwarp, rc;
 
-    first = sd_settings_from_argv(&set, SD_PROG_PROBE, argc, argv, own,
-                                  sizeof(own) / sizeof(own[0]), probe_option, &po, err,
-                                  sizeof(err));
+    first = sd_settings_parse_argv(SD_PROG_PROBE, argc, argv, own, sizeof(own) / sizeof(own[0]),
+                                   probe_option, &po, &flags, err, sizeof(err));
     if (first < 0)
         return usage_error("%s", err);
+    if (po.check_config)
+        return check_config(&po, &flags, argc - first, argv + first);
+    if (sd_settings_load(&set, SD_PROG_PROBE, NULL, &flags, &rep) < 0)
+        return usage_error("%s", rep.error);
+    for (unsigned i = 0; i < rep.kept; i++) /* its log level would hide them */
+        fprintf(stderr, "smbdirect-probe: warning: %s\n", rep.problem[i].text);
     sd_log_set_level(set.log_level);
     if (first >= 0 && !po.conformance &&
         (po.user || po.share || po.cases || po.keepalive_wait_ms))

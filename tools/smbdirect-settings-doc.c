@@ -18,12 +18,14 @@ int main(int argc, char **argv)
         sd_settings_conf(stdout);
     } else if (strcmp(f, "--man") == 0) {
         sd_settings_man(stdout);
+    } else if (strcmp(f, "--man-keys") == 0) {
+        sd_settings_man_keys(stdout);
     } else if (strcmp(f, "--wrapper") == 0) { /* a here-document for tools/smbdirect.in */
         printf("    cat <<'SETTINGS'\n");
         sd_settings_usage_env(stdout, SD_PROG_SHIM);
         printf("SETTINGS\n");
     } else {
-        fprintf(stderr, "Usage: smbdirect-settings-doc --markdown|--man|--wrapper|--conf\n");
+        fprintf(stderr, "Usage: smbdirect-settings-doc --markdown|--man|--man-keys|--wrapper|--conf\n");
         return 2;
     }
     return ferror(stdout) ? 1 : 0;

@@ -28,6 +28,8 @@
 #   SENV_RELAY_PORT     relay (SMB Direct) port (default 5445, the shim's soft-iWARP default)
 #   SENV_RELAY_HOST     relay listen address (default ADDR; e.g. [::] for every address)
 #   SENV_RELAY_TRANSPORT relay --transport (default soft)
+#   SENV_RELAY_ENV      SMBDIRECT_NAME=VALUE words the relay gets in its environment; it
+#                       gets no other SMBDIRECT_ variable of the caller but SMBDIRECT_CONFIG
 #   SENV_SMBD_LOGLEVEL  smbd "log level" (default 2)
 #   SENV_KEEP=1         keep the temp dir after senv_destroy (for debugging)
 #   SENV_RELAY_LEAKS=1  the relay is an ASan build: run it with LeakSanitizer on, and make
@@ -199,15 +201,23 @@ senv_smbd_start() {
 senv_smbd_stop() { senv_stop_pidfile smbd "${1:-TERM}"; SENV_SMBD_PID=''; }
 
 # senv_relay_start [extra relay args...] — smbdirect-relay on ADDR:RELAY_PORT bridging
-# to ADDR:SMB_PORT, stderr to $SENV_RELAY_LOG; waits until it listens.
+# to ADDR:SMB_PORT, stderr to $SENV_RELAY_LOG; waits until it listens. The relay reads
+# the variable of every setting it takes: the SMBDIRECT_ variables a caller exports for
+# the shim (SMBDIRECT_CREDITS, SMBDIRECT_KEEPALIVE...) are kept from it, so that only
+# its flags, SENV_RELAY_ENV and the configuration file set it.
 senv_relay_start() {
-    local relay=$SENV_RELAY_BIN host=${SENV_RELAY_HOST:-$SENV_ADDR}
+    local relay=$SENV_RELAY_BIN host=${SENV_RELAY_HOST:-$SENV_ADDR} var unset=()
     if [ ! -x "$relay" ]; then senv_say "$relay is missing (run make)"; return 1; fi
+    for var in $(compgen -e); do
+        if [[ $var == SMBDIRECT_* && $var != SMBDIRECT_CONFIG ]]; then unset+=(-u "$var"); fi
+    done
     # its status socket in the test's tree; no drain on SIGTERM (senv_relay_stop ends it
     # at once, as a test's teardown wants); the caller's flags come after and win
     local asan=${ASAN_OPTIONS-}
     [ "${SENV_RELAY_LEAKS:-0}" = 1 ] && asan="${asan:+$asan:}detect_leaks=1"
-    ASAN_OPTIONS=$asan setsid "$relay" --listen "$host:$SENV_RELAY_PORT" \
+    # shellcheck disable=SC2086 # SENV_RELAY_ENV: words
+    ASAN_OPTIONS=$asan setsid env "${unset[@]}" ${SENV_RELAY_ENV-} \
+        "$relay" --listen "$host:$SENV_RELAY_PORT" \
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" \
         --status-socket "$SENV_DIR/relay.sock" --drain-time 0 "$@" \
         </dev/null >>"$SENV_RELAY_LOG" 2>&1 3>&- &

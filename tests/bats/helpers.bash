@@ -62,6 +62,17 @@ relay_established_count() {
     grep -c 'relay: conn .* established' "$SENV_RELAY_LOG" || true
 }
 
+# wait_relay_log REGEX — waits up to 5 s for a relay log line matching REGEX (grep -E).
+wait_relay_log() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -qE "$1" "$SENV_RELAY_LOG" && return 0
+        sleep 0.05
+    done
+    echo "no relay log line matches '$1' after 5 s" >&2
+    return 1
+}
+
 # last_conn_line WHAT — the relay's "closed" or "channel" line of its latest connection
 # (waits up to 5 s: the relay logs when the shim's connection has gone). Empty if none.
 last_conn_line() {

@@ -25,13 +25,7 @@ last_conn_id() {
 
 # closed_line ID — the relay's "closed" line of connection ID (waits up to 5 s for it).
 closed_line() {
-    local i
-    for ((i = 0; i < 100; i++)); do
-        grep -m1 "relay: conn $1 closed" "$SENV_RELAY_LOG" && return 0
-        sleep 0.05
-    done
-    echo "no closed line for relay connection $1" >&2
-    return 1
+    wait_relay_log "relay: conn $1 closed" && grep -m1 "relay: conn $1 closed" "$SENV_RELAY_LOG"
 }
 
 @test "the relay logs each connection with its negotiated SMB Direct parameters" {

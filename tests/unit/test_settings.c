@@ -68,18 +68,39 @@ static int own_cb(void *ctx, int val, const char *arg, char *err, size_t errlen)
     return 0;
 }
 
-/* sd_settings_from_argv over the NULL-terminated words after the program name. */
+/* prog's settings from the defaults, the file (none here) and the environment: 0, or
+ * -1 with the first error in err. */
+static int load_env(struct sd_settings *s, enum sd_program prog, char *err, size_t errlen)
+{
+    struct sd_settings_report r;
+    int rc = sd_settings_load(s, prog, NULL, NULL, &r);
+
+    snprintf(err, errlen, "%s", r.error);
+    return rc;
+}
+
+/* prog's settings with the NULL-terminated words after the program name as its command
+ * line: the index of the first operand, or -1 with the command line's error or else
+ * the first of the other front ends' in err. */
 static int parse_words(struct sd_settings *s, enum sd_program prog, struct own_seen *seen,
                        char *err, size_t errlen, const char *const *words)
 {
+    struct sd_settings_flags flags;
+    struct sd_settings_report r;
     char *argv[16] = { "tool" };
-    int argc = 1;
+    int argc = 1, first;
 
     while (*words)
         argv[argc++] = (char *)*words++;
     argv[argc] = NULL;
-    return sd_settings_from_argv(s, prog, argc, argv, own_options, 2, own_cb, seen, err,
-                                 errlen);
+    first = sd_settings_parse_argv(prog, argc, argv, own_options, 2, own_cb, seen, &flags, err,
+                                   errlen);
+    if (first < 0)
+        return -1;
+    if (sd_settings_load(s, prog, NULL, &flags, &r) == 0)
+        return first;
+    snprintf(err, errlen, "%s", r.error);
+    return -1;
 }
 
 #define PARSE(s, prog, seen, err, ...) \
@@ -96,12 +117,14 @@ static void test_rows_are_consistent(void **state)
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *r = ROW(id);
 
-        assert_true(!r->env == !r->env_progs);
-        assert_true(r->env || r->flag);
+        /* Every program taking a setting reads its variable and its key in the file. */
+        assert_non_null(r->env);
+        assert_true(r->env_progs != 0);
         assert_true(!r->flag == !r->flag_progs);
+        assert_int_equal(r->flag_progs & ~r->env_progs, 0);
         assert_int_equal(r->env_progs & ~((1u << SD_PROG_COUNT) - 1), 0);
         assert_int_equal(r->flag_progs & SD_PROG_BIT(SD_PROG_SHIM), 0); /* no argv */
-        assert_true(!r->env || strncmp(r->env, "SMBDIRECT_", 10) == 0);
+        assert_true(strncmp(r->env, "SMBDIRECT_", 10) == 0);
         assert_true(r->help && *r->help);
         assert_true(r->help[strlen(r->help) - 1] != '.'); /* the renderers end it */
         if (r->kind == SD_KIND_NUMBER)
@@ -278,8 +301,8 @@ static void check_both_ways(enum sd_setting_id id, const char *value)
     snprintf(what, sizeof(what), "%s / --%s '%s'", r->env, r->flag, value);
     clear_env();
     setenv(r->env, value, 1);
-    env_rc = sd_settings_from_env(&env_s, (enum sd_program)__builtin_ctz(r->env_progs), env_err,
-                                  sizeof(env_err));
+    env_rc = load_env(&env_s, (enum sd_program)__builtin_ctz(r->env_progs), env_err,
+                      sizeof(env_err));
     clear_env();
     snprintf(flag, sizeof(flag), "--%s", r->flag);
     snprintf(joined, sizeof(joined), "--%s=%s", r->flag, value);
@@ -395,7 +418,7 @@ static void test_env_reads_each_row(void **state)
     setenv("SMBDIRECT_SOFT_CRC", "1", 1);
     setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
     setenv("SMBDIRECT_KEEPALIVE", "0", 1);
-    assert_int_equal(sd_settings_from_env(&s, SD_PROG_SHIM, err, sizeof(err)), 0);
+    assert_int_equal(load_env(&s, SD_PROG_SHIM, err, sizeof(err)), 0);
     assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
     assert_int_equal(s.ports.n, 2);
     assert_int_equal(s.ports.port[1], 8445);
@@ -433,7 +456,7 @@ static void test_env_reports_the_first_error(void **state)
     setenv("SMBDIRECT_CREDITS", "2", 1);
     setenv("SMBDIRECT_KEEPALIVE", "never", 1);
     setenv("SMBDIRECT_ORD", "8", 1);
-    assert_int_equal(sd_settings_from_env(&s, SD_PROG_SHIM, err, sizeof(err)), -1);
+    assert_int_equal(load_env(&s, SD_PROG_SHIM, err, sizeof(err)), -1);
     assert_string_equal(err, "SMBDIRECT_CREDITS='2' is invalid: use a whole number from 3 to 255");
     assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
     assert_int_equal(s.credits, 255);
@@ -449,7 +472,7 @@ static void expect_env_error(enum sd_program prog, const char *var, const char *
 
     clear_env();
     setenv(var, value, 1);
-    assert_int_equal(sd_settings_from_env(&s, prog, err, sizeof(err)), -1);
+    assert_int_equal(load_env(&s, prog, err, sizeof(err)), -1);
     snprintf(head, sizeof(head), "%s='%s' is invalid: ", var, value);
     if (strncmp(err, head, strlen(head)) != 0 || !strstr(err, want))
         fail_msg("error '%s' lacks '%s' or '%s'", err, head, want);
@@ -487,8 +510,8 @@ static void test_env_errors(void **state)
 
 /* ---- the command-line front end ---- */
 
-/* The tools read SMBDIRECT_LOG and the soft-iWARP variables, the probe also
- * SMBDIRECT_ADDRMAP, and no other. */
+/* Every program reads the variable of every setting it takes, flag or not, and no
+ * other: a flag overrides the variable, which overrides the default. */
 static void test_tools_read_their_variables(void **state)
 {
     struct sd_settings s;
@@ -503,9 +526,11 @@ static void test_tools_read_their_variables(void **state)
         setenv("SMBDIRECT_LOG", "debug", 1);
         setenv("SMBDIRECT_SOFT_CRC", "1", 1);
         setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
-        setenv("SMBDIRECT_CREDITS", "10", 1);     /* the shim's: the tools take --credits */
-        setenv("SMBDIRECT_TRANSPORT", "tcp", 1);  /* likewise --transport */
+        setenv("SMBDIRECT_CREDITS", "10", 1);     /* under --credits */
+        setenv("SMBDIRECT_KEEPALIVE", "30", 1);   /* no --keepalive given: it counts */
+        setenv("SMBDIRECT_TRANSPORT", "soft", 1);
         setenv("SMBDIRECT_PORTS", "nonsense", 1); /* the tools have no port list */
+        setenv("SMBDIRECT_SOCKBUF", "nonsense", 1); /* nor a socketpair */
         setenv("SMBDIRECT_ADDRMAP", "10.0.0.5=192.168.100.5", 1);
         assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), 3);
         assert_int_equal(s.addrmap.n, p == SD_PROG_PROBE ? 1 : 0);
@@ -517,7 +542,16 @@ static void test_tools_read_their_variables(void **state)
         assert_int_equal(s.soft_crc, 1);
         assert_int_equal(s.soft_handshake_ms, 150);
         assert_int_equal(s.credits, 20);
-        assert_int_equal(s.transport, SD_TRANSPORT_AUTO);
+        assert_int_equal(s.keepalive_s, 30);
+        assert_int_equal(s.transport, SD_TRANSPORT_SOFT);
+        assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--transport", "rdma"), 3);
+        assert_int_equal(s.transport, SD_TRANSPORT_RDMA);
+        /* tcp is the shim's: from the environment too, the tools refuse it. */
+        setenv("SMBDIRECT_TRANSPORT", "tcp", 1);
+        assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "host"), -1);
+        assert_string_equal(err, "SMBDIRECT_TRANSPORT='tcp' is invalid: the relay and the probe "
+                                 "speak SMB Direct only (tcp is for the shim)");
+        unsetenv("SMBDIRECT_TRANSPORT");
         /* A bad variable is reported after the flags were read. */
         setenv("SMBDIRECT_SOFT_CRC", "2", 1);
         assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "--credits", "20"), -1);
@@ -532,11 +566,14 @@ static void test_own_options_and_operands(void **state)
     char err[512];
     char *argv[] = { "tool", "--credits", "10", "HOST", "--target", "a:1", "--log-stats",
                      "--credits=20", "--ird", "4", "--log-stats", NULL };
+    struct sd_settings_flags flags;
+    struct sd_settings_report r;
     int first;
 
     (void)state;
-    first = sd_settings_from_argv(&s, SD_PROG_RELAY, 11, argv, own_options, 2, own_cb, &seen,
-                                  err, sizeof(err));
+    first = sd_settings_parse_argv(SD_PROG_RELAY, 11, argv, own_options, 2, own_cb, &seen, &flags,
+                                   err, sizeof(err));
+    assert_int_equal(sd_settings_load(&s, SD_PROG_RELAY, NULL, &flags, &r), 0);
     assert_int_equal(first, 10); /* operands are moved behind the options */
     assert_string_equal(argv[first], "HOST");
     assert_string_equal(seen.target, "a:1");
@@ -657,24 +694,29 @@ static void test_rendered_blocks_cover_the_rows(void **state)
     (void)state;
     for (int id = 0; id < SD_SET_COUNT; id++)
         shim_vars += !!(ROW(id)->env_progs & SD_PROG_BIT(SD_PROG_SHIM));
-    /* The relay's --help: each of its flags and variables once, not the shim's own, and
-     * each help text once (a variable with a flag points at the flag's). */
+    /* The relay's --help: each of its flags and variables once, not the shim's own; the
+     * variable of a flag by name, beside the flag; each help text once. */
     assert_non_null(f = open_memstream(&text, &len));
     sd_settings_usage(f, SD_PROG_RELAY);
     fclose(f);
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *r = ROW(id);
+        int relay_flag = !!(r->flag_progs & SD_PROG_BIT(SD_PROG_RELAY));
         int shown = !!((r->env_progs | r->flag_progs) & SD_PROG_BIT(SD_PROG_RELAY));
 
         snprintf(want, sizeof(want), "  --%s ", r->flag ? r->flag : "");
         assert_int_equal(count(text, want), r->flag ? 1 : 0);
-        snprintf(want, sizeof(want), "  %s=", r->env ? r->env : "-");
-        assert_int_equal(count(text, want), r->env_progs & SD_PROG_BIT(SD_PROG_RELAY) ? 1 : 0);
+        snprintf(want, sizeof(want), "\n  %s=", r->env);
+        assert_int_equal(count(text, want),
+                         (r->env_progs & SD_PROG_BIT(SD_PROG_RELAY)) && !relay_flag ? 1 : 0);
+        snprintf(want, sizeof(want), "\n  %s ", r->env);
+        assert_int_equal(count(text, want), relay_flag);
+        snprintf(want, sizeof(want), " as --%s\n", r->flag ? r->flag : "");
+        assert_int_equal(count(text, want), relay_flag);
         snprintf(want, sizeof(want), "\n      %c%.40s", toupper((unsigned char)r->help[0]),
                  r->help + 1);
         assert_int_equal(count(text, want), shown);
     }
-    assert_non_null(strstr(text, "  SMBDIRECT_BUSY_POLL=US  as --busy-poll\n"));
     for (const char *line = text; *line; line = strchr(line, '\n') + 1)
         assert_true(strcspn(line, "\n") < 80);
     assert_non_null(strstr(text, "3-255, default 255."));

@@ -43,7 +43,7 @@ static void load_ok(struct shim_config *cfg, const char *var, const char *value)
     clean_env(NULL);
     setenv(var, value, 1);
     if (shim_config_load(cfg) != 0)
-        fail_msg("%s='%s' rejected: %s", var, value, cfg->error);
+        fail_msg("%s='%s' rejected: %s", var, value, cfg->report.error);
     assert_true(cfg->valid);
 }
 
@@ -73,9 +73,9 @@ static void load_bad(const char *var, const char *value)
         fail_msg("%s='%s' accepted", var, value);
     assert_false(cfg.valid);
     snprintf(want, sizeof(want), "%s='%s' is invalid: ", var, value);
-    if (!strstr(cfg.error, want))
+    if (!strstr(cfg.report.error, want))
         fail_msg("%s='%s': error '%s' does not name the variable and value", var, value,
-                 cfg.error);
+                 cfg.report.error);
     if (!strstr(log, " error: ") || !strstr(log, want) || !strstr(log, "EINVAL") ||
         strchr(log, '\n') != log + strlen(log) - 1)
         fail_msg("%s='%s': logged '%s', not one error line naming it", var, value, log);
@@ -334,10 +334,43 @@ static void test_error_names_the_bad_variable(void **state)
     setenv("SMBDIRECT_PORTS", "445,8445", 1);
     setenv("SMBDIRECT_KEEPALIVE", "never", 1);
     assert_int_equal(load_capturing(&cfg, log, sizeof(log)), -1);
-    assert_non_null(strstr(cfg.error, "SMBDIRECT_KEEPALIVE='never'"));
-    assert_null(strstr(cfg.error, "SMBDIRECT_PORTS"));
+    assert_non_null(strstr(cfg.report.error, "SMBDIRECT_KEEPALIVE='never'"));
+    assert_null(strstr(cfg.report.error, "SMBDIRECT_PORTS"));
     assert_int_equal(cfg.set.transport, SD_TRANSPORT_SOFT);
     assert_int_equal(cfg.set.ports.n, 2);
+}
+
+/* The configuration file: another program's bad line is one warning line in the log
+ * and the shim goes on with its own lines; a bad line of its own fails it closed. */
+static void test_file_lines_of_others_warn(void **state)
+{
+    char conf[] = "/tmp/smbdirect-shim-conf-XXXXXX", log[1024];
+    struct shim_config cfg;
+    int fd = mkstemp(conf);
+    FILE *f;
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_non_null(f = fdopen(fd, "w"));
+    fputs("[relay]\nmax_connections = 0\n[shim]\nfallback = none\n", f);
+    fclose(f);
+    setenv("SMBDIRECT_CONFIG", conf, 1);
+    assert_int_equal(load_capturing(&cfg, log, sizeof(log)), 0);
+    assert_true(cfg.valid);
+    assert_int_equal(cfg.set.fallback, SD_FALLBACK_NONE);
+    if (!strstr(log, " warn: ") || !strstr(log, ":2: max_connections = '0' is invalid: ") ||
+        !strstr(log, "this concerns the relay, not the shim") ||
+        strchr(log, '\n') != log + strlen(log) - 1)
+        fail_msg("logged '%s', not one warning line naming the relay's line", log);
+    assert_non_null(f = fopen(conf, "a"));
+    fputs("credits = 2\n", f); /* in [shim] */
+    fclose(f);
+    assert_int_equal(load_capturing(&cfg, log, sizeof(log)), -1);
+    assert_false(cfg.valid);
+    assert_non_null(strstr(cfg.report.error, ":5: credits = '2' is invalid"));
+    assert_non_null(strstr(log, "EINVAL"));
+    unlink(conf);
+    unsetenv("SMBDIRECT_CONFIG");
 }
 
 int main(void)
@@ -355,6 +388,7 @@ int main(void)
         cmocka_unit_test_setup(test_soft_iwarp, clean_env),
         cmocka_unit_test_setup(test_numbers, clean_env),
         cmocka_unit_test_setup(test_error_names_the_bad_variable, clean_env),
+        cmocka_unit_test_setup(test_file_lines_of_others_warn, clean_env),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 static const char usage_head[] =
     "Usage: smbdirect-relay --listen HOST:PORT --backend HOST:PORT [OPTION]...\n"
     "       smbdirect-relay --status [--json] [--status-socket PATH]\n"
+    "       smbdirect-relay --check-config [FILE] [OPTION]...\n"
     "       smbdirect-relay --help | --version\n"
     "\n"
     "Accept SMB Direct (MS-SMBD) connections on HOST:PORT and bridge each one to its own\n"
@@ -38,12 +39,16 @@ static const char usage_head[] =
     "\n"
     "Settings come from the configuration file (/etc/smbdirect/smbdirect.conf, its\n"
     "[relay] section; SMBDIRECT_CONFIG names another), then the environment, then the\n"
-    "flags below: --listen and --backend may be given in any of them.\n"
+    "flags below: --listen and --backend may be given in any of them. A bad line for\n"
+    "the relay stops it; another program's is a warning (smbdirect.conf(5)).\n"
     "\n"
     "Options:\n"
     "  --status                 print the live status of the relay serving the status\n"
     "                           socket, and exit (1 when no relay answers)\n"
     "  --json                   with --status: as one JSON object\n"
+    "  --check-config           check the configuration file (FILE, else the one the\n"
+    "                           relay reads), print the settings in force with where\n"
+    "                           each comes from, and exit (1 when it has an error)\n"
     "  --log-stats              print a second line of counters when a connection ends\n"
     "  -h, --help               show this help and exit\n"
     "  -V, --version            print the version and exit\n"
@@ -77,7 +82,8 @@ static const char usage_tail[] =
 
 #define RELAY_MMAP_THRESHOLD (256 * 1024)
 
-enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_HELP = 'h', OPT_VERSION = 'V' };
+enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_CHECK_CONFIG, OPT_HELP = 'h',
+       OPT_VERSION = 'V' };
 
 static const struct option relay_options[] = {
     { "log-stats", no_argument, NULL, OPT_LOG_STATS },
@@ -85,6 +91,7 @@ static const struct option relay_options[] = {
     { "json", no_argument, NULL, OPT_JSON },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
+    { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 };
 #define RELAY_OPTION_COUNT (sizeof(relay_options) / sizeof(relay_options[0]))
 
@@ -134,17 +141,32 @@ static int ignore_own_option(void *ctx, int val, const char *arg, char *err, siz
     return 0;
 }
 
+/* The warnings of r (other programs' bad lines), and its errors too when as_warnings. */
+static void print_problems(const struct sd_settings_report *r, int as_warnings)
+{
+    for (unsigned i = 0; i < r->kept; i++)
+        if (as_warnings || !r->problem[i].is_error)
+            fprintf(stderr, "relay: warning: %s\n", r->problem[i].text);
+}
+
 static void reload(struct relay *r)
 {
     struct sd_settings next, rest;
+    struct sd_settings_flags flags;
+    struct sd_settings_report rep;
     char err[600], allow[1024];
+    const char *why = err;
     int others;
 
-    if (sd_settings_from_argv(&next, SD_PROG_RELAY, r->argc, r->argv, relay_options,
-                              RELAY_OPTION_COUNT, ignore_own_option, NULL, err,
-                              sizeof(err)) < 0) {
+    if (sd_settings_parse_argv(SD_PROG_RELAY, r->argc, r->argv, relay_options,
+                               RELAY_OPTION_COUNT, ignore_own_option, NULL, &flags, err,
+                               sizeof(err)) >= 0) {
+        why = sd_settings_load(&next, SD_PROG_RELAY, NULL, &flags, &rep) < 0 ? rep.error : NULL;
+        print_problems(&rep, 0);
+    }
+    if (why) {
         fprintf(stderr, "relay: SIGHUP: configuration not reloaded, the settings in force "
-                "stay: %s\n", err);
+                "stay: %s\n", why);
         return;
     }
     rest = next; /* the new file's other settings beside the reloadable ones in force */
@@ -213,7 +235,8 @@ static int usage_error(const char *fmt, const char *arg)
 
 struct relay_args {
     struct relay *r;
-    int status, json;
+    int status, json, check_config;
+    struct sd_settings_report rep; /* where the settings came from, what was wrong */
 };
 
 static int relay_option(void *ctx, int val, const char *arg, char *err, size_t errlen)
@@ -227,6 +250,7 @@ static int relay_option(void *ctx, int val, const char *arg, char *err, size_t e
     case OPT_LOG_STATS: a->r->log_stats = 1; break;
     case OPT_STATUS: a->status = 1; break;
     case OPT_JSON: a->json = 1; break;
+    case OPT_CHECK_CONFIG: a->check_config = 1; break;
     case OPT_HELP:
         fputs(usage_head, stdout);
         sd_settings_usage(stdout, SD_PROG_RELAY);
@@ -239,23 +263,57 @@ static int relay_option(void *ctx, int val, const char *arg, char *err, size_t e
     return 0;
 }
 
+/* What the relay needs to start that the settings lack, or NULL. */
+static const char *relay_missing(const struct sd_settings *s)
+{
+    if (s->listen.len && s->backend.len)
+        return NULL;
+    return "--listen HOST:PORT and --backend HOST:PORT are required (or listen and backend "
+           "in the configuration file, SMBDIRECT_LISTEN and SMBDIRECT_BACKEND)";
+}
+
+/* --check-config [FILE]: the settings in force and the problems; the exit status. */
+static int check_config(const struct relay *r, const struct sd_settings_report *rep)
+{
+    const char *missing = relay_missing(&r->set);
+
+    if (sd_settings_check_config(stdout, stderr, &r->set, rep) != 0)
+        return 1;
+    if (!missing)
+        return 0;
+    fprintf(stderr, "smbdirect-relay: %s\n", missing);
+    return 1;
+}
+
 static int parse_args(int argc, char **argv, struct relay *r, struct relay_args *a)
 {
+    struct sd_settings_flags flags;
     char err[600];
-    int first = sd_settings_from_argv(&r->set, SD_PROG_RELAY, argc, argv, relay_options,
-                                      RELAY_OPTION_COUNT, relay_option, a, err, sizeof(err));
+    int first = sd_settings_parse_argv(SD_PROG_RELAY, argc, argv, relay_options,
+                                       RELAY_OPTION_COUNT, relay_option, a, &flags, err,
+                                       sizeof(err));
+    const char *file = NULL;
 
     if (first < 0)
         return usage_error("%s", err);
-    sd_log_set_level(r->set.log_level);
+    if (a->check_config && first < argc)
+        file = argv[first++];
     if (first < argc)
         return usage_error("unexpected argument '%s'", argv[first]);
     if (a->json && !a->status)
         return usage_error("%s", "--json goes with --status");
-    if (!a->status && (!r->set.listen.len || !r->set.backend.len))
-        return usage_error("%s", "--listen HOST:PORT and --backend HOST:PORT are required "
-                           "(or listen and backend in the configuration file, "
-                           "SMBDIRECT_LISTEN and SMBDIRECT_BACKEND)");
+    if (sd_settings_load(&r->set, SD_PROG_RELAY, file, &flags, &a->rep) < 0 && !a->status &&
+        !a->check_config)
+        return usage_error("%s", a->rep.error);
+    sd_log_set_level(r->set.log_level);
+    if (a->check_config)
+        return 0;
+    /* --status only needs the status socket: a broken file must not keep it from
+     * reading the relay that serves (the path from a flag, the environment, the file's
+     * line if right, else the default). */
+    print_problems(&a->rep, a->status);
+    if (!a->status && relay_missing(&r->set))
+        return usage_error("%s", relay_missing(&r->set));
     r->argc = argc;
     r->argv = argv;
     return 0;
@@ -353,6 +411,8 @@ int main(int argc, char **argv)
 
     if ((rc = parse_args(argc, argv, &r, &a)) != 0)
         return rc;
+    if (a.check_config)
+        return check_config(&r, &a.rep);
     if (a.status)
         return relay_status_query(r.set.status_socket, a.json);
     /* Channel buffers and stream queues of megabytes come and go with each client's I/O:

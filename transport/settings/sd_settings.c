@@ -22,45 +22,68 @@ union sd_value {
     struct am_map addrmap;
 };
 
-static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
+/* Row id's field in s. */
+static void *field(struct sd_settings *s, enum sd_setting_id id)
 {
     switch (id) {
-    case SD_SET_TRANSPORT: s->transport = (enum sd_transport)v->word; break;
-    case SD_SET_PORTS: s->ports = v->ports; break;
-    case SD_SET_PORTMAP: s->portmap = v->map; break;
-    case SD_SET_ADDRMAP: s->addrmap = v->addrmap; break;
-    case SD_SET_FALLBACK: s->fallback = (enum sd_fallback)v->word; break;
-    case SD_SET_LOG: s->log_level = v->level; break;
-    case SD_SET_CONNECT_TIMEOUT: s->connect_timeout_ms = (uint32_t)v->num; break;
-    case SD_SET_CREDITS: s->credits = (uint32_t)v->num; break;
-    case SD_SET_MAX_SEND_SIZE: s->max_send_size = (uint32_t)v->num; break;
-    case SD_SET_MAX_RECEIVE_SIZE: s->max_receive_size = (uint32_t)v->num; break;
-    case SD_SET_MAX_FRAGMENTED_SIZE: s->max_fragmented_size = (uint32_t)v->num; break;
-    case SD_SET_MAX_READ_WRITE_SIZE: s->max_read_write_size = (uint32_t)v->num; break;
-    case SD_SET_KEEPALIVE: s->keepalive_s = (uint32_t)v->num; break;
-    case SD_SET_IRD: s->ird = (uint32_t)v->num; break;
-    case SD_SET_ORD: s->ord = (uint32_t)v->num; break;
-    case SD_SET_RDMA_THRESHOLD: s->rdma_threshold = (uint32_t)v->num; break;
-    case SD_SET_CHANNEL_IO_SIZE: s->channel_io_size = (uint32_t)v->num; break;
-    case SD_SET_CHANNEL_MEMORY: s->channel_memory = (uint32_t)v->num; break;
-    case SD_SET_CHANNEL_MEMORY_TOTAL: s->channel_memory_total = (uint32_t)v->num; break;
-    case SD_SET_SOCKBUF: s->sockbuf = (uint32_t)v->num; break;
-    case SD_SET_SOFT_CRC: s->soft_crc = (int)v->word; break;
-    case SD_SET_SOFT_HANDSHAKE_MS: s->soft_handshake_ms = (uint32_t)v->num; break;
-    case SD_SET_LISTEN: s->listen = v->hostport; break;
-    case SD_SET_BACKEND: s->backend = v->hostport; break;
-    case SD_SET_ALLOW: s->allow = v->prefixes; break;
-    case SD_SET_MAX_CONNECTIONS: s->max_connections = (uint32_t)v->num; break;
-    case SD_SET_MAX_CONNECTIONS_PER_CLIENT:
-        s->max_connections_per_client = (uint32_t)v->num;
-        break;
-    case SD_SET_DRAIN_TIME: s->drain_time_s = (uint32_t)v->num; break;
-    case SD_SET_STATUS_SOCKET: memcpy(s->status_socket, v->path, sizeof(v->path)); break;
-    case SD_SET_LOOPS: s->loops = (uint32_t)v->num; break;
-    case SD_SET_BUSY_POLL: s->busy_poll_us = (uint32_t)v->num; break;
-    case SD_SET_DIRECT_SEND: s->direct_send = (int)v->word; break;
-    case SD_SET_SPLICE: s->splice = (int)v->word; break;
+    case SD_SET_TRANSPORT: return &s->transport;
+    case SD_SET_PORTS: return &s->ports;
+    case SD_SET_PORTMAP: return &s->portmap;
+    case SD_SET_ADDRMAP: return &s->addrmap;
+    case SD_SET_FALLBACK: return &s->fallback;
+    case SD_SET_LOG: return &s->log_level;
+    case SD_SET_CONNECT_TIMEOUT: return &s->connect_timeout_ms;
+    case SD_SET_CREDITS: return &s->credits;
+    case SD_SET_MAX_SEND_SIZE: return &s->max_send_size;
+    case SD_SET_MAX_RECEIVE_SIZE: return &s->max_receive_size;
+    case SD_SET_MAX_FRAGMENTED_SIZE: return &s->max_fragmented_size;
+    case SD_SET_MAX_READ_WRITE_SIZE: return &s->max_read_write_size;
+    case SD_SET_KEEPALIVE: return &s->keepalive_s;
+    case SD_SET_IRD: return &s->ird;
+    case SD_SET_ORD: return &s->ord;
+    case SD_SET_RDMA_THRESHOLD: return &s->rdma_threshold;
+    case SD_SET_CHANNEL_IO_SIZE: return &s->channel_io_size;
+    case SD_SET_CHANNEL_MEMORY: return &s->channel_memory;
+    case SD_SET_CHANNEL_MEMORY_TOTAL: return &s->channel_memory_total;
+    case SD_SET_SOCKBUF: return &s->sockbuf;
+    case SD_SET_SOFT_CRC: return &s->soft_crc;
+    case SD_SET_SOFT_HANDSHAKE_MS: return &s->soft_handshake_ms;
+    case SD_SET_LISTEN: return &s->listen;
+    case SD_SET_BACKEND: return &s->backend;
+    case SD_SET_ALLOW: return &s->allow;
+    case SD_SET_MAX_CONNECTIONS: return &s->max_connections;
+    case SD_SET_MAX_CONNECTIONS_PER_CLIENT: return &s->max_connections_per_client;
+    case SD_SET_DRAIN_TIME: return &s->drain_time_s;
+    case SD_SET_STATUS_SOCKET: return s->status_socket;
+    case SD_SET_LOOPS: return &s->loops;
+    case SD_SET_BUSY_POLL: return &s->busy_poll_us;
+    case SD_SET_DIRECT_SEND: return &s->direct_send;
+    case SD_SET_SPLICE: return &s->splice;
     case SD_SET_COUNT: break;
+    }
+    return NULL;
+}
+
+/* A CHOICE row's field is an enum or an int, read and written as an int (an enum of
+ * non-negative values is unsigned int here, which an int may access). */
+_Static_assert(sizeof(enum sd_transport) == sizeof(int) &&
+                   sizeof(enum sd_fallback) == sizeof(int),
+               "CHOICE fields are int-sized");
+
+static void store(struct sd_settings *s, enum sd_setting_id id, const union sd_value *v)
+{
+    void *f = field(s, id);
+
+    switch (sd_settings_table[id].kind) {
+    case SD_KIND_NUMBER: *(uint32_t *)f = (uint32_t)v->num; break;
+    case SD_KIND_CHOICE: *(int *)f = (int)v->word; break;
+    case SD_KIND_LOG: *(enum sd_log_level *)f = v->level; break;
+    case SD_KIND_PORTS: *(struct pm_ports *)f = v->ports; break;
+    case SD_KIND_PORTMAP: *(struct pm_map *)f = v->map; break;
+    case SD_KIND_ADDRMAP: *(struct am_map *)f = v->addrmap; break;
+    case SD_KIND_HOSTPORT: *(struct sd_hostport *)f = v->hostport; break;
+    case SD_KIND_PREFIXES: *(struct sd_prefix_list *)f = v->prefixes; break;
+    case SD_KIND_PATH: memcpy(f, v->path, sizeof(v->path)); break;
     }
 }
 
@@ -175,8 +198,18 @@ int sd_settings_set(struct sd_settings *s, enum sd_program prog, enum sd_setting
         text = row->def[prog];
     if (parse(row, text, &v, why, whylen) < 0)
         return -1;
+    if (id == SD_SET_TRANSPORT && v.word == SD_TRANSPORT_TCP && prog != SD_PROG_SHIM) {
+        snprintf(why, whylen, "the relay and the probe speak SMB Direct only (tcp is for "
+                 "the shim)");
+        return -1;
+    }
     store(s, id, &v);
     return 0;
+}
+
+const void *sd_settings_field(const struct sd_settings *s, enum sd_setting_id id)
+{
+    return field((struct sd_settings *)s, id);
 }
 
 void sd_settings_defaults(struct sd_settings *s, enum sd_program prog)

@@ -4,8 +4,10 @@
  * typed values its rows parse to, and what those values make of an SMB Direct link.
  * Front ends: the configuration file (sd_settings_file.c), the environment
  * (sd_settings_env.c) and the command line (sd_settings_argv.c), in that order of
- * precedence from low to high; sd_settings_doc.c renders the table for --help, the docs
- * and the example configuration file. */
+ * precedence from low to high; sd_settings_load (sd_settings_env.c) runs them, and a
+ * report (sd_settings_report.c) says where each value came from and what was wrong.
+ * sd_settings_doc.c renders the table for --help, the docs and the example
+ * configuration file; sd_settings_show.c the settings in force (--check-config). */
 #ifndef SMBDIRECT_SD_SETTINGS_H
 #define SMBDIRECT_SD_SETTINGS_H
 
@@ -21,10 +23,16 @@
 #include "sd_prefix.h"
 #include "smbd_link.h"
 
-/* The programs that take settings. A row says which of them read its environment
- * variable and which take its flag, as masks of SD_PROG_BIT(program). */
+/* The programs that take settings. A row says which of them take it (each reads its
+ * environment variable and its key in the configuration file) and which of those also
+ * take its flag, as masks of SD_PROG_BIT(program). */
 enum sd_program { SD_PROG_SHIM, SD_PROG_RELAY, SD_PROG_PROBE, SD_PROG_COUNT };
 #define SD_PROG_BIT(p) (1u << (p))
+#define SD_PROG_ALL ((1u << SD_PROG_COUNT) - 1)
+
+/* "shim", "relay", "probe": the programs' section names in the file, and their names
+ * in messages and docs. */
+extern const char *const sd_settings_prog_names[SD_PROG_COUNT];
 
 /* The rows of the table, in the order the docs list them. */
 enum sd_setting_id {
@@ -79,10 +87,10 @@ enum sd_kind {
 enum sd_unit { SD_UNIT_NONE, SD_UNIT_BYTES, SD_UNIT_US, SD_UNIT_MS, SD_UNIT_S };
 
 struct sd_setting {
-    const char *env;            /* environment variable, NULL when none */
+    const char *env;            /* environment variable (every row has one) */
     const char *flag;           /* long option without its "--", NULL when none */
-    unsigned env_progs;         /* programs reading env (0 when env is NULL) */
-    unsigned flag_progs;        /* programs taking --flag (0 when flag is NULL) */
+    unsigned env_progs;         /* programs taking it: each reads env and the file's key */
+    unsigned flag_progs;        /* those also taking --flag (0 when flag is NULL) */
     enum sd_kind kind;
     enum sd_unit unit;          /* NUMBER */
     uint64_t min, max;          /* NUMBER: inclusive bounds */
@@ -151,9 +159,14 @@ void sd_settings_defaults(struct sd_settings *s, enum sd_program prog);
 
 /* Sets row id of s from text; empty text means prog's default. 0, or -1 (s
  * untouched) with what the row accepts in why, e.g. "use a whole number from 3 to
- * 255"; the front ends put the variable or flag and the value in front of it. */
+ * 255"; the front ends put the variable or flag and the value in front of it. The
+ * relay and the probe refuse transport tcp: they speak SMB Direct only. */
 int sd_settings_set(struct sd_settings *s, enum sd_program prog, enum sd_setting_id id,
                     const char *text, char *why, size_t whylen);
+
+/* Row id's field in s (a uint32_t for a NUMBER row, an int-sized enum or int for a
+ * CHOICE row, the row kind's type for the others). */
+const void *sd_settings_field(const struct sd_settings *s, enum sd_setting_id id);
 
 /* The words of a CHOICE or LOG row joined with sep, the last two with last, each
  * between open and close (e.g. "use auto, rdma, soft or tcp"). Returns buf. */
@@ -183,6 +196,55 @@ int sd_settings_reach(enum sd_transport t, const struct sd_provider_ops *p,
                       const struct sockaddr *dst, socklen_t len,
                       const struct sd_provider_ops **out, int *is_iwarp);
 
+/* ---- what loading found (sd_settings_report.c) ---- */
+
+/* Where a value in force came from. */
+enum sd_origin { SD_ORIGIN_DEFAULT, SD_ORIGIN_FILE, SD_ORIGIN_ENV, SD_ORIGIN_FLAG };
+
+#define SD_REPORT_TEXT 512 /* one problem: "FILE:LINE: what is wrong" */
+#define SD_REPORT_KEPT 16  /* problems kept in full; later ones are counted */
+#define SD_REPORT_PATH 256
+
+/* One problem met: "FILE:LINE: what is wrong", "NAME='VALUE' is invalid: ..."; a
+ * warning's text ends naming the programs it concerns. */
+struct sd_settings_problem {
+    int is_error;
+    char text[SD_REPORT_TEXT];
+};
+
+/* What loading one program's settings found besides the values, kept apart from
+ * struct sd_settings (which the relay's SIGHUP compares whole): the file read, where
+ * each value came from and the problems met. A problem is an error when it concerns
+ * prog (a line prog takes, or one whose owner is unknown): prog must not run on it.
+ * Any other is a warning: another program's line, which prog goes on without. */
+struct sd_settings_report {
+    enum sd_program prog;
+    char file[SD_REPORT_PATH];           /* the configuration file read; "" when none */
+    enum sd_origin origin[SD_SET_COUNT]; /* of each row's value in force */
+    unsigned line[SD_SET_COUNT];         /* SD_ORIGIN_FILE: the file's line */
+    unsigned errors, warnings;           /* problems met */
+    char error[SD_REPORT_TEXT];          /* the first error; "" when none */
+    unsigned kept;                       /* problems in problem[], in the order met */
+    struct sd_settings_problem problem[SD_REPORT_KEPT];
+};
+
+/* r = nothing found yet for prog: every value the default. */
+void sd_settings_report_init(struct sd_settings_report *r, enum sd_program prog);
+
+/* Adds a problem concerning the programs in progs (a mask): an error when r's program
+ * is one of them, else a warning that says whose it is. */
+void sd_settings_report_add(struct sd_settings_report *r, unsigned progs, const char *fmt,
+                            ...) __attribute__((format(printf, 3, 4)));
+
+/* Row id's value in force came from origin (line: the file's, else 0). */
+void sd_settings_report_from(struct sd_settings_report *r, enum sd_setting_id id,
+                             enum sd_origin origin, unsigned line);
+
+/* Where row id's value came from: "default", "FILE:LINE", "environment SMBDIRECT_X"
+ * or "flag --x". Returns buf. */
+char *sd_settings_report_source(const struct sd_settings_report *r, enum sd_setting_id id,
+                                char *buf, size_t len);
+
 /* ---- configuration file front end (sd_settings_file.c) ---- */
 
 #define SD_CONFIG_DEFAULT "/etc/smbdirect/smbdirect.conf"
@@ -191,25 +253,32 @@ int sd_settings_reach(enum sd_transport t, const struct sd_provider_ops *p,
  * ("credits", "max_send_size"). Returns buf. */
 const char *sd_settings_key(enum sd_setting_id id, char *buf, size_t len);
 
-/* Applies the configuration file to s: the one SMBDIRECT_CONFIG names (empty: none),
- * else SD_CONFIG_DEFAULT when it exists. "key = value" lines ('#' starts a comment)
- * before any section header are for every program that takes the key, those after
- * [shim], [relay] or [probe] for that program ([global] goes back to every program).
- * Every line is checked for every program it concerns; those for prog are applied.
- * 0, or -1 with "FILE:LINE: what is wrong" in err (s then holds the lines before it). */
-int sd_settings_from_file(struct sd_settings *s, enum sd_program prog, char *err,
-                          size_t errlen);
+/* Applies the configuration file to s for r's program: file, else the one
+ * SMBDIRECT_CONFIG names (empty: none), else SD_CONFIG_DEFAULT when it exists.
+ * "key = value" lines ('#' starts a comment) before any section header are for every
+ * program that takes the key, those after [shim], [relay] or [probe] for that program
+ * ([global] goes back to every program). Every line is checked for every program it
+ * concerns; those for r's program that are right are applied, each problem goes to r
+ * (sd_settings_report_add: a line is the error of the programs it concerns; a section
+ * header, a key or a line that names no program concerns every program, as does a
+ * file that cannot be read; the lines after an unknown section header are nobody's). */
+void sd_settings_from_file(struct sd_settings *s, const char *file,
+                           struct sd_settings_report *r);
 
 /* ---- environment front end (sd_settings_env.c) ---- */
 
-/* s = prog's defaults, then the configuration file (sd_settings_from_file), then
- * every variable prog reads, each read once; unset or empty keeps what the file or the
- * default gave. All are read; the first error (the file's, else the first invalid
- * variable: "NAME='VALUE' is invalid: use ...") is described in err. 0, or -1. */
-int sd_settings_from_env(struct sd_settings *s, enum sd_program prog, char *err,
-                         size_t errlen);
+/* Applies to s every variable r's program reads, each read once; unset or empty keeps
+ * what the file or the default gave. An invalid one is an error in r
+ * ("NAME='VALUE' is invalid: use ...") and leaves the value before it. */
+void sd_settings_from_env(struct sd_settings *s, struct sd_settings_report *r);
 
 /* ---- command-line front end (sd_settings_argv.c) ---- */
+
+/* The setting flags of a command line: for each row, the last value given (checked
+ * already), or NULL. */
+struct sd_settings_flags {
+    const char *arg[SD_SET_COUNT];
+};
 
 /* A program's own options (getopt_long entries; val from 1 to SD_ARGV_OWN_MAX_VAL,
  * not '?' or ':'; at most SD_ARGV_OWN_MAX of them; one whose val is a letter is also
@@ -219,14 +288,36 @@ int sd_settings_from_env(struct sd_settings *s, enum sd_program prog, char *err,
 #define SD_ARGV_OWN_MAX_VAL 0xfff
 typedef int (*sd_argv_own_cb)(void *ctx, int val, const char *arg, char *err, size_t errlen);
 
-/* s = sd_settings_from_env(prog), then getopt_long over argv: the program's own
- * options and --FLAG VALUE for every row prog takes as a flag (a flag overrides the
- * variable; the last of a repeated flag wins). Refuses transport tcp: the tools speak
- * SMB Direct only. Returns the index of the first operand, or -1 with one line for
- * the user in err ("--credits: '999' is invalid: use a whole number from 3 to 255"). */
-int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
-                          char **argv, const struct option *own, size_t nown,
-                          sd_argv_own_cb cb, void *ctx, char *err, size_t errlen);
+/* getopt_long over argv: the program's own options and --FLAG VALUE for every row prog
+ * takes as a flag, each value checked (the last of a repeated flag wins) into flags.
+ * Returns the index of the first operand (getopt_long moves them behind the options),
+ * or -1 with one line for the user in err ("--credits: '999' is invalid: use a whole
+ * number from 3 to 255"). */
+int sd_settings_parse_argv(enum sd_program prog, int argc, char **argv,
+                           const struct option *own, size_t nown, sd_argv_own_cb cb,
+                           void *ctx, struct sd_settings_flags *flags, char *err,
+                           size_t errlen);
+
+/* ---- all of them (sd_settings_env.c) ---- */
+
+/* s = prog's settings: its defaults, then the configuration file (file, as
+ * sd_settings_from_file), then the environment, then flags (NULL: none), each over the
+ * one before; r = where each came from and every problem. 0, or -1 when r holds an
+ * error (r->error: the first): prog must not run on s, which holds every value that
+ * was right. */
+int sd_settings_load(struct sd_settings *s, enum sd_program prog, const char *file,
+                     const struct sd_settings_flags *flags, struct sd_settings_report *r);
+
+/* ---- the settings in force (sd_settings_show.c) ---- */
+
+/* --check-config: prints on out r's program's settings s as a configuration file (its
+ * section header, then each key it takes with its value in force and, as a comment,
+ * where that came from: "# default", "# FILE:LINE", "# environment SMBDIRECT_X",
+ * "# flag --x") when r holds no error, and r's problems on diag (the errors as they
+ * are, "FILE:LINE: what is wrong", the warnings after "warning: "). 0 when r holds no
+ * error, else 1. */
+int sd_settings_check_config(FILE *out, FILE *diag, const struct sd_settings *s,
+                             const struct sd_settings_report *r);
 
 /* ---- rendering (sd_settings_doc.c) ---- */
 
@@ -234,7 +325,7 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
  * for those a flag above describes). */
 void sd_settings_usage(FILE *out, enum sd_program prog);
 /* The variables prog reads, as --help text (also the smbdirect wrapper's, for the
- * shim). */
+ * shim): a variable of one of prog's flags by name, the others in full. */
 void sd_settings_usage_env(FILE *out, enum sd_program prog);
 /* The example configuration file's entries: each key commented out at its default,
  * after its help. */
@@ -243,5 +334,12 @@ void sd_settings_conf(FILE *out);
 void sd_settings_markdown(FILE *out);
 /* The man pages' ENVIRONMENT entries of the shim's variables (roff). */
 void sd_settings_man(FILE *out);
+/* Row id's value in s as text that sd_settings_set takes back to the same value
+ * ("255", "soft", "445,8445", "none"). Returns buf. */
+char *sd_settings_format(const struct sd_settings *s, enum sd_setting_id id, char *buf,
+                         size_t len);
+/* smbdirect.conf(5)'s KEYS entries: every key, the programs taking it, its values and
+ * defaults, its variable and flag (roff). */
+void sd_settings_man_keys(FILE *out);
 
 #endif

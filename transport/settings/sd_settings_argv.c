@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_argv.c — the command-line front end of the tools:
- * getopt_long over a tool's own options and one --FLAG VALUE per setting row, after
- * the variables the tool reads (see sd_settings.h). */
+ * getopt_long over a tool's own options and one --FLAG VALUE per setting row, each
+ * value checked and kept to be applied over the file and the variables
+ * (sd_settings_load; see sd_settings.h). */
 #include "sd_settings.h"
 
 #include <stdio.h>
@@ -55,19 +56,23 @@ static void build_options(struct option *opts, enum sd_program prog, const struc
     opts[n] = (struct option){ 0 };
 }
 
-int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
-                          char **argv, const struct option *own, size_t nown,
-                          sd_argv_own_cb cb, void *ctx, char *err, size_t errlen)
+int sd_settings_parse_argv(enum sd_program prog, int argc, char **argv,
+                           const struct option *own, size_t nown, sd_argv_own_cb cb,
+                           void *ctx, struct sd_settings_flags *flags, char *err,
+                           size_t errlen)
 {
     struct option opts[SD_ARGV_OWN_MAX + SD_SET_COUNT + 1];
     char shortopts[2 * SD_ARGV_OWN_MAX + 2];
-    char env_err[512], why[256];
-    int env_rc = sd_settings_from_env(s, prog, env_err, sizeof(env_err)), o;
+    struct sd_settings scratch;
+    char why[256];
+    int o;
 
     if (nown > SD_ARGV_OWN_MAX) {
         snprintf(err, errlen, "more than %d options of the program's own", SD_ARGV_OWN_MAX);
         return -1;
     }
+    memset(flags, 0, sizeof(*flags));
+    sd_settings_defaults(&scratch, prog);
     build_options(opts, prog, own, nown);
     build_shortopts(shortopts, own, nown);
     optind = 0; /* glibc: start afresh, also when called again */
@@ -76,8 +81,10 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
         if (o > SD_ARGV_OWN_MAX_VAL) {
             enum sd_setting_id id = (enum sd_setting_id)(o - SETTING_VAL(0));
 
-            if (sd_settings_set(s, prog, id, optarg, why, sizeof(why)) == 0)
+            if (sd_settings_set(&scratch, prog, id, optarg, why, sizeof(why)) == 0) {
+                flags->arg[id] = optarg;
                 continue;
+            }
             snprintf(err, errlen, "--%s: '%s' is invalid: %s", sd_settings_table[id].flag,
                      optarg, why);
             return -1;
@@ -97,15 +104,6 @@ int sd_settings_from_argv(struct sd_settings *s, enum sd_program prog, int argc,
         }
         if (cb(ctx, o, optarg, err, errlen) < 0)
             return -1;
-    }
-    if (env_rc < 0) {
-        snprintf(err, errlen, "%s", env_err);
-        return -1;
-    }
-    if (s->transport == SD_TRANSPORT_TCP) {
-        snprintf(err, errlen, "--transport: 'tcp' is invalid: this program speaks SMB Direct "
-                 "only (tcp is for the shim)");
-        return -1;
     }
     return optind;
 }

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_doc.c — the settings table rendered for people: the
- * tools' --help, the smbdirect wrapper's, README.md's table and the man pages'
- * ENVIRONMENT entries (scripts/settings-docs keeps the committed docs in step). */
+ * tools' --help, the smbdirect wrapper's, README.md's table, the man pages'
+ * ENVIRONMENT entries and smbdirect.conf(5)'s keys (scripts/settings-docs keeps the
+ * committed docs in step); and a value in force as text (--check-config). */
 #include "sd_settings.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 #include <string.h>
 
+#include "sd_addr.h"
 #include "sd_num.h"
 
 #define KIB 1024u
 #define MIB (1024u * 1024u)
 #define WIDTH 79      /* --help lines end before this column */
 #define HELP_INDENT 6 /* --help descriptions start at this column */
+#define ENV_FLAG_COLUMN 40 /* --help: a flag after its variable's name */
 
-static const char *const prog_names[SD_PROG_COUNT] = { "shim", "relay", "probe" };
 static const char *const unit_nouns[] = {
     [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = "bytes",
     [SD_UNIT_US] = "microseconds", [SD_UNIT_MS] = "milliseconds",
@@ -143,7 +145,7 @@ static void add_progs(char *buf, size_t len, unsigned progs)
 
     for (int p = 0; p < SD_PROG_COUNT; p++) {
         if (progs & SD_PROG_BIT(p)) {
-            add(buf, len, "%s%s", sep, prog_names[p]);
+            add(buf, len, "%s%s", sep, sd_settings_prog_names[p]);
             sep = ", ";
         }
     }
@@ -163,7 +165,7 @@ static int add_defaults(char *buf, size_t len, const struct sd_setting *row, uns
             first = p;
             add_default(buf, len, row, row->def[p], st);
         } else if (strcmp(row->def[p], row->def[first]) != 0) {
-            add(buf, len, " (%s: ", prog_names[p]);
+            add(buf, len, " (%s: ", sd_settings_prog_names[p]);
             add_default(buf, len, row, row->def[p], st);
             add(buf, len, ")");
         }
@@ -175,6 +177,62 @@ static int add_defaults(char *buf, size_t len, const struct sd_setting *row, uns
 static void add_sentence(char *buf, size_t len, const char *help)
 {
     add(buf, len, "%c%s", toupper((unsigned char)help[0]), help + 1);
+}
+
+/* ---- a value in force (--check-config) ---- */
+
+/* An address map entry as am_parse takes it: "10.0.0.5=192.168.100.5:5445",
+ * "[2001:db8::5]=[fd00::5]:445". */
+static void add_addrmap_entry(char *buf, size_t len, const struct am_entry *e)
+{
+    char from[SD_ADDR_STRLEN], to[SD_ADDR_STRLEN];
+    int v6 = e->to.family == AF_INET6;
+
+    am_ip_format(&e->from, from, sizeof(from));
+    am_ip_format(&e->to, to, sizeof(to));
+    if (e->port)
+        add(buf, len, "%s=%s%s%s:%u", from, v6 ? "[" : "", to, v6 ? "]" : "", e->port);
+    else
+        add(buf, len, "%s=%s", from, to);
+}
+
+char *sd_settings_format(const struct sd_settings *s, enum sd_setting_id id, char *buf,
+                         size_t len)
+{
+    const struct sd_setting *row = &sd_settings_table[id];
+    const void *f = sd_settings_field(s, id);
+    const struct pm_ports *ports = f;
+    const struct pm_map *map = f;
+    const struct am_map *am = f;
+    const struct sd_hostport *hp = f;
+
+    buf[0] = '\0';
+    switch (row->kind) {
+    case SD_KIND_NUMBER: add(buf, len, "%u", *(const uint32_t *)f); break;
+    case SD_KIND_CHOICE: add(buf, len, "%s", row->choices[*(const int *)f]); break;
+    case SD_KIND_LOG: add(buf, len, "%s", sd_log_level_name(*(const enum sd_log_level *)f)); break;
+    case SD_KIND_PORTS:
+        for (int i = 0; i < ports->n; i++)
+            add(buf, len, "%s%u", i ? "," : "", ports->port[i]);
+        break;
+    case SD_KIND_PORTMAP:
+        for (int i = 0; i < map->n; i++)
+            add(buf, len, "%s%u:%u", i ? "," : "", map->e[i].tcp, map->e[i].rdma);
+        break;
+    case SD_KIND_ADDRMAP:
+        for (int i = 0; i < am->n; i++) {
+            add(buf, len, "%s", i ? "," : "");
+            add_addrmap_entry(buf, len, &am->e[i]);
+        }
+        break;
+    case SD_KIND_HOSTPORT:
+        if (hp->len)
+            sd_addr_format((const struct sockaddr *)&hp->addr, buf, len);
+        break;
+    case SD_KIND_PREFIXES: sd_prefix_list_format(f, buf, len); break;
+    case SD_KIND_PATH: add(buf, len, "%s", *(const char *)f ? (const char *)f : "none"); break;
+    }
+    return buf;
 }
 
 /* ---- --help ---- */
@@ -256,15 +314,17 @@ void sd_settings_usage_env(FILE *out, enum sd_program prog)
 {
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *row = &sd_settings_table[id];
+        int n;
 
         if (!(row->env_progs & SD_PROG_BIT(prog)))
             continue;
-        if (row->flag_progs & SD_PROG_BIT(prog)) { /* its help is the flag's, above */
-            usage_name(out, row, "  %s=", row->env);
-            fprintf(out, "  as --%s\n", row->flag);
-        } else {
+        if (!(row->flag_progs & SD_PROG_BIT(prog))) {
             usage_entry(out, row, prog, "  %s=", row->env);
+            continue;
         }
+        n = fprintf(out, "  %s", row->env);
+        fprintf(out, "%*sas --%s\n", n < ENV_FLAG_COLUMN ? ENV_FLAG_COLUMN - n : 1, "",
+                row->flag);
     }
 }
 
@@ -277,7 +337,8 @@ void sd_settings_usage(FILE *out, enum sd_program prog)
         if (row->flag_progs & SD_PROG_BIT(prog))
             usage_entry(out, row, prog, "  --%s ", row->flag);
     }
-    fprintf(out, "\nEnvironment (unset or empty: the default):\n");
+    fprintf(out, "\nEnvironment (read after the configuration file and before the flags; "
+                 "unset or\nempty keeps the file's value or the default):\n");
     sd_settings_usage_env(out, prog);
 }
 
@@ -354,20 +415,64 @@ static void man_text(FILE *out, const char *text)
     }
 }
 
+/* One .TP entry: head (a roff line), the help, then what the row accepts and the
+ * defaults of progs. */
+static void man_entry(FILE *out, const struct sd_setting *row, unsigned progs, const char *head)
+{
+    char values[512] = "", help[1024] = "";
+
+    add_values(values, sizeof(values), row, &man);
+    add(values, sizeof(values), "; default ");
+    add_defaults(values, sizeof(values), row, progs, &man);
+    add_sentence(help, sizeof(help), row->help);
+    fprintf(out, ".TP\n%s\n", head);
+    man_text(out, help);
+    fprintf(out, ".\n%c%s.\n", toupper((unsigned char)values[0]), values + 1);
+}
+
 void sd_settings_man(FILE *out)
 {
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *row = &sd_settings_table[id];
-        char values[512] = "", help[1024] = "";
+        char head[96];
 
         if (!(row->env_progs & SD_PROG_BIT(SD_PROG_SHIM)))
             continue;
-        add_values(values, sizeof(values), row, &man);
-        add(values, sizeof(values), "; default ");
-        add_default(values, sizeof(values), row, row->def[SD_PROG_SHIM], &man);
-        add_sentence(help, sizeof(help), row->help);
-        fprintf(out, ".TP\n.B %s\n", row->env);
-        man_text(out, help);
-        fprintf(out, ".\n%c%s.\n", toupper((unsigned char)values[0]), values + 1);
+        snprintf(head, sizeof(head), ".B %s", row->env);
+        man_entry(out, row, SD_PROG_BIT(SD_PROG_SHIM), head);
+    }
+}
+
+/* Prints a flag's name for roff, never hyphenated: "\%\-\-max\-send\-size". */
+static void man_flag(FILE *out, const char *flag)
+{
+    fputs("\\%\\-\\-", out);
+    for (; *flag; flag++) {
+        if (*flag == '-')
+            fputs("\\-", out);
+        else
+            fputc(*flag, out);
+    }
+}
+
+void sd_settings_man_keys(FILE *out)
+{
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *row = &sd_settings_table[id];
+        char key[64], progs[64] = "", head[160];
+
+        sd_settings_key((enum sd_setting_id)id, key, sizeof(key));
+        add_progs(progs, sizeof(progs), row->env_progs);
+        snprintf(head, sizeof(head), ".BR %s \" (%s)\"", key, progs);
+        man_entry(out, row, row->env_progs, head);
+        fprintf(out, "Variable \\fB\\%%%s\\fR", row->env);
+        if (row->flag) {
+            progs[0] = '\0';
+            add_progs(progs, sizeof(progs), row->flag_progs);
+            fputs(", flag \\fB", out);
+            man_flag(out, row->flag);
+            fprintf(out, "\\fR (%s)", progs);
+        }
+        fputs(".\n", out);
     }
 }

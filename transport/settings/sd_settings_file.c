@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/settings/sd_settings_file.c — the configuration file front end: one file
- * (SD_CONFIG_DEFAULT, or SMBDIRECT_CONFIG) of "key = value" lines whose keys are the
- * settings' names (sd_settings_key), for every program or in a [shim], [relay] or
- * [probe] section for one. Every program checks the whole file and applies the lines
- * that are for it; the environment and the flags come after it (sd_settings.h). */
+ * (SD_CONFIG_DEFAULT, SMBDIRECT_CONFIG or --check-config's) of "key = value" lines whose
+ * keys are the settings' names (sd_settings_key), for every program or in a [shim],
+ * [relay] or [probe] section for one. Every program checks the whole file and applies
+ * the right lines that are for it; a wrong line is an error of the programs it
+ * concerns and a warning for the others (sd_settings_report_add); the environment and
+ * the flags come after it (sd_settings.h). */
 #include "sd_settings.h"
 
 #include <ctype.h>
@@ -13,10 +15,8 @@
 #include <string.h>
 
 #define LINE_MAX_LEN 4096 /* a full address map (32 IPv6 entries with ports) fits */
-
-static const char *const section_names[SD_PROG_COUNT] = {
-    [SD_PROG_SHIM] = "shim", [SD_PROG_RELAY] = "relay", [SD_PROG_PROBE] = "probe",
-};
+#define UNKNOWN_SECTION (-1) /* after a bad section header: its lines are nobody's */
+#define GLOBAL SD_PROG_COUNT  /* before any section header, or after [global] */
 
 const char *sd_settings_key(enum sd_setting_id id, char *buf, size_t len)
 {
@@ -39,11 +39,6 @@ static int row_of(const char *key)
     return -1;
 }
 
-static unsigned takers(int id)
-{
-    return sd_settings_table[id].env_progs | sd_settings_table[id].flag_progs;
-}
-
 static char *trim(char *s)
 {
     char *e;
@@ -59,64 +54,87 @@ static char *trim(char *s)
 struct file_ctx {
     const char *path;
     unsigned line;
-    char *err;
-    size_t errlen;
+    struct sd_settings_report *r;
 };
 
-static int fail(const struct file_ctx *f, const char *fmt, ...)
+/* The current line's problem, for the programs in progs. */
+static void problem(const struct file_ctx *f, unsigned progs, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void problem(const struct file_ctx *f, unsigned progs, const char *fmt, ...)
 {
-    char what[400];
+    char what[SD_REPORT_TEXT];
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    snprintf(f->err, f->errlen, "%s:%u: %s", f->path, f->line, what);
-    return -1;
+    sd_settings_report_add(f->r, progs, "%s:%u: %s", f->path, f->line, what);
 }
 
-/* "[name]": which program's section begins (SD_PROG_COUNT: every program's again). */
-static int section_line(const struct file_ctx *f, char *text, int *section)
+/* The programs a line of section concerns: the section's, or for a line before any
+ * header every program taking its key (id), or every program when it names no key. */
+static unsigned concerned(int section, int id)
+{
+    if (section != GLOBAL)
+        return SD_PROG_BIT(section);
+    return id < 0 ? SD_PROG_ALL : sd_settings_table[id].env_progs;
+}
+
+/* "[name]": which program's section begins (GLOBAL: every program's again). A bad
+ * header concerns every program: whose lines follow it is not known. */
+static void section_line(const struct file_ctx *f, char *text, int *section)
 {
     size_t n = strlen(text);
 
-    if (n < 2 || text[n - 1] != ']')
-        return fail(f, "'%s' is no section header: use [shim], [relay], [probe] or [global]", text);
+    *section = UNKNOWN_SECTION;
+    if (n < 2 || text[n - 1] != ']') {
+        problem(f, SD_PROG_ALL, "'%s' is no section header: use [shim], [relay], [probe] or "
+                "[global]", text);
+        return;
+    }
     text[n - 1] = '\0';
     text = trim(text + 1);
     if (strcmp(text, "global") == 0) {
-        *section = SD_PROG_COUNT;
-        return 0;
+        *section = GLOBAL;
+        return;
     }
     for (int p = 0; p < SD_PROG_COUNT; p++) {
-        if (strcmp(text, section_names[p]) == 0) {
+        if (strcmp(text, sd_settings_prog_names[p]) == 0) {
             *section = p;
-            return 0;
+            return;
         }
     }
-    return fail(f, "unknown section [%s]: use [shim], [relay], [probe] or [global]", text);
+    problem(f, SD_PROG_ALL, "unknown section [%s]: use [shim], [relay], [probe] or [global]",
+            text);
 }
 
 /* "key = value" in section: checked for every program it concerns, applied to s when
- * prog is one of them. */
-static int setting_line(const struct file_ctx *f, char *text, int section, struct sd_settings *s,
-                        enum sd_program prog)
+ * it is right for r's program and concerns it. */
+static void setting_line(const struct file_ctx *f, char *text, int section, struct sd_settings *s)
 {
-    char *eq = strchr(text, '='), *key, *value, why[256];
-    unsigned mask;
+    enum sd_program prog = f->r->prog;
+    char *eq = strchr(text, '='), *key, *value, why[256], mine[256] = "";
+    unsigned mask, bad = 0;
     int id;
 
-    if (!eq)
-        return fail(f, "'%s' is no setting: use key = value", text);
+    if (!eq) {
+        problem(f, concerned(section, -1), "'%s' is no setting: use key = value", text);
+        return;
+    }
     *eq = '\0';
     key = trim(text);
     value = trim(eq + 1);
-    if ((id = row_of(key)) < 0)
-        return fail(f, "unknown key '%s' (the keys are the SMBDIRECT_ variables' names in "
-                       "lower case, e.g. credits)", key);
-    mask = section == SD_PROG_COUNT ? takers(id) : SD_PROG_BIT(section);
-    if (section != SD_PROG_COUNT && !(takers(id) & mask))
-        return fail(f, "'%s' is not a setting of the %s", key, section_names[section]);
+    if ((id = row_of(key)) < 0) {
+        problem(f, concerned(section, -1), "unknown key '%s' (the keys are the SMBDIRECT_ "
+                "variables' names in lower case, e.g. credits)", key);
+        return;
+    }
+    mask = concerned(section, id);
+    if (!(sd_settings_table[id].env_progs & mask)) {
+        problem(f, mask, "'%s' is not a setting of the %s", key, sd_settings_prog_names[section]);
+        return;
+    }
     for (int p = 0; p < SD_PROG_COUNT; p++) {
         struct sd_settings scratch;
 
@@ -128,59 +146,70 @@ static int setting_line(const struct file_ctx *f, char *text, int section, struc
             continue;
         sd_settings_defaults(&scratch, (enum sd_program)p);
         if (sd_settings_set(p == (int)prog ? s : &scratch, (enum sd_program)p,
-                            (enum sd_setting_id)id, value, why, sizeof(why)) < 0)
-            return fail(f, "%s = '%s' is invalid: %s", key, value, why);
+                            (enum sd_setting_id)id, value, why, sizeof(why)) == 0)
+            continue;
+        if (!bad || p == (int)prog)
+            snprintf(mine, sizeof(mine), "%s", why); /* r's program's words first */
+        bad |= SD_PROG_BIT(p);
     }
-    return 0;
+    if (bad)
+        problem(f, bad, "%s = '%s' is invalid: %s", key, value, mine);
+    if ((mask & ~bad) & SD_PROG_BIT(prog))
+        sd_settings_report_from(f->r, (enum sd_setting_id)id, SD_ORIGIN_FILE, f->line);
 }
 
-static int parse(FILE *in, const struct file_ctx *start, struct sd_settings *s,
-                 enum sd_program prog)
+static void parse(FILE *in, struct file_ctx *f, struct sd_settings *s)
 {
-    struct file_ctx f = *start;
     char buf[LINE_MAX_LEN + 2];
-    int section = SD_PROG_COUNT;
+    int section = GLOBAL;
 
-    f.line = 0;
+    f->line = 0;
     while (fgets(buf, sizeof(buf), in)) {
         size_t n = strlen(buf);
         char *text, *hash;
 
-        f.line++;
-        if (n == sizeof(buf) - 1 && buf[n - 1] != '\n' && !feof(in))
-            return fail(&f, "line longer than %d bytes", LINE_MAX_LEN);
+        f->line++;
+        if (n == sizeof(buf) - 1 && buf[n - 1] != '\n' && !feof(in)) {
+            if (section != UNKNOWN_SECTION)
+                problem(f, concerned(section, -1), "line longer than %d bytes", LINE_MAX_LEN);
+            while (fgets(buf, sizeof(buf), in) && !strchr(buf, '\n'))
+                ; /* the rest of that line */
+            continue;
+        }
         if ((hash = strchr(buf, '#')) != NULL)
             *hash = '\0'; /* no value holds a '#' */
         text = trim(buf);
         if (*text == '\0' || *text == ';')
             continue;
-        if (*text == '[' ? section_line(&f, text, &section) < 0
-                         : setting_line(&f, text, section, s, prog) < 0)
-            return -1;
+        if (*text == '[')
+            section_line(f, text, &section);
+        else if (section != UNKNOWN_SECTION)
+            setting_line(f, text, section, s);
     }
     if (ferror(in))
-        return fail(&f, "read error: %s", strerror(errno));
-    return 0;
+        sd_settings_report_add(f->r, SD_PROG_ALL, "%s: cannot read it: %s", f->path,
+                               strerror(errno));
 }
 
-int sd_settings_from_file(struct sd_settings *s, enum sd_program prog, char *err, size_t errlen)
+void sd_settings_from_file(struct sd_settings *s, const char *file, struct sd_settings_report *r)
 {
-    const char *path = getenv("SMBDIRECT_CONFIG");
-    struct file_ctx f = { .err = err, .errlen = errlen };
-    int chosen = path != NULL, rc;
+    const char *env = getenv("SMBDIRECT_CONFIG");
+    struct file_ctx f = { .r = r };
     FILE *in;
 
-    if (chosen && *path == '\0')
-        return 0; /* empty: no file */
-    f.path = chosen ? path : SD_CONFIG_DEFAULT;
+    if (!file && env && *env == '\0')
+        return; /* SMBDIRECT_CONFIG= : no file */
+    f.path = file ? file : env ? env : SD_CONFIG_DEFAULT;
     if (!(in = fopen(f.path, "re"))) {
-        if (!chosen && errno == ENOENT)
-            return 0; /* no file installed: the defaults stand */
-        snprintf(err, errlen, "%s%s: cannot read it: %s", chosen ? "SMBDIRECT_CONFIG=" : "",
-                 f.path, strerror(errno));
-        return -1;
+        if (!file && !env && errno == ENOENT)
+            return; /* no file installed: the defaults stand */
+        /* The operator's settings cannot be applied: no program knows whose they are. */
+        sd_settings_report_add(r, SD_PROG_ALL, "%s%s: cannot read it: %s",
+                               !file && env ? "SMBDIRECT_CONFIG=" : "", f.path,
+                               strerror(errno));
+        return;
     }
-    rc = parse(in, &f, s, prog);
+    snprintf(r->file, sizeof(r->file), "%s", f.path);
+    parse(in, &f, s);
     fclose(in);
-    return rc;
 }

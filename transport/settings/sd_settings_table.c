@@ -14,6 +14,10 @@
 #define ALL   (SHIM | RELAY | PROBE)
 #define SAME(d) { [SD_PROG_SHIM] = (d), [SD_PROG_RELAY] = (d), [SD_PROG_PROBE] = (d) }
 
+const char *const sd_settings_prog_names[SD_PROG_COUNT] = {
+    [SD_PROG_SHIM] = "shim", [SD_PROG_RELAY] = "relay", [SD_PROG_PROBE] = "probe",
+};
+
 static const char *const transports[] = { "auto", "rdma", "soft", "tcp", NULL };
 static const char *const fallbacks[] = { "tcp", "none", NULL };
 static const char *const crc_choices[] = { "0", "1", NULL };
@@ -21,7 +25,7 @@ static const char *const off_on[] = { "off", "on", NULL };
 
 const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
     [SD_SET_TRANSPORT] = {
-        .env = "SMBDIRECT_TRANSPORT", .flag = "transport", .env_progs = SHIM,
+        .env = "SMBDIRECT_TRANSPORT", .flag = "transport", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_CHOICE, .choices = transports,
         .def = SAME("auto"),
         .help = "RDMA provider: auto is rdma-core verbs when an RDMA device reaches the "
@@ -59,14 +63,14 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message, and "
                 "at info the shim logs each tunnel's setup and end with byte counts" },
     [SD_SET_CONNECT_TIMEOUT] = {
-        .env = "SMBDIRECT_CONNECT_TIMEOUT", .flag = "timeout", .env_progs = SHIM,
+        .env = "SMBDIRECT_CONNECT_TIMEOUT", .flag = "timeout", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_MS, .min = 1,
         .max = 600000, .def = SAME("10000"),
         .help = "bound on the RDMA connect plus the SMB Direct negotiation (the shim's "
                 "connect(), the probe); for the relay, on accept plus negotiation and on "
                 "each backend connect" },
     [SD_SET_CREDITS] = {
-        .env = "SMBDIRECT_CREDITS", .flag = "credits", .env_progs = SHIM,
+        .env = "SMBDIRECT_CREDITS", .flag = "credits", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .min = SMBD_MIN_PEER_CREDITS,
         .max = 255, .def = SAME("255"),
         /* 255: what tshark's dissector and the Linux peers expect; the verbs receive
@@ -74,20 +78,20 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .help = "receive credits offered and send credits asked for (MS-SMBD 3.1.1.1 "
                 "ReceiveCreditMax, SendCreditTarget)" },
     [SD_SET_MAX_SEND_SIZE] = {
-        .env = "SMBDIRECT_MAX_SEND_SIZE", .flag = "max-send-size", .env_progs = SHIM,
+        .env = "SMBDIRECT_MAX_SEND_SIZE", .flag = "max-send-size", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES,
         .min = SMBD_MIN_RECEIVE_SIZE, .max = SMBD_MAX_MESSAGE_SIZE, .def = SAME("8136"),
         .help = "preferred send size; 8136 is the largest Windows Server accepts (MS-SMBD "
                 "Appendix B note <5>), the negotiated size is at most the peer's "
                 "MaxReceiveSize (1364 for ksmbd)" },
     [SD_SET_MAX_RECEIVE_SIZE] = {
-        .env = "SMBDIRECT_MAX_RECEIVE_SIZE", .flag = "max-receive-size", .env_progs = SHIM,
+        .env = "SMBDIRECT_MAX_RECEIVE_SIZE", .flag = "max-receive-size", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES,
         .min = SMBD_MIN_RECEIVE_SIZE, .max = SMBD_MAX_MESSAGE_SIZE, .def = SAME("8192"),
         .help = "size of each posted receive: the largest message the peer may send" },
     [SD_SET_MAX_FRAGMENTED_SIZE] = {
         .env = "SMBDIRECT_MAX_FRAGMENTED_SIZE", .flag = "max-fragmented-size",
-        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .env_progs = SHIM | TOOLS, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = SMBD_MIN_FRAGMENTED_SIZE,
         .max = BRIDGE_FRAMER_MAX_MSG, .def = SAME("8454144"),
         .help = "largest message reassembled from fragments; the default holds an 8 MiB "
@@ -95,23 +99,23 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "the Direct-TCP prefix (MS-SMB2 2.1)" },
     [SD_SET_MAX_READ_WRITE_SIZE] = {
         .env = "SMBDIRECT_MAX_READ_WRITE_SIZE", .flag = "max-read-write-size",
-        .env_progs = SHIM, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
+        .env_progs = SHIM | TOOLS, .flag_progs = TOOLS, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 4096, .max = 16777216, .def = SAME("8388608"),
         .help = "largest RDMA read or write of one buffer descriptor" },
     [SD_SET_KEEPALIVE] = {
-        .env = "SMBDIRECT_KEEPALIVE", .flag = "keepalive", .env_progs = SHIM,
+        .env = "SMBDIRECT_KEEPALIVE", .flag = "keepalive", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_S, .min = 0,
         .max = 3600, .def = SAME("120"),
         .help = "idle time before an SMB Direct keepalive (MS-SMBD 3.1.6.2); 0 sends none" },
     [SD_SET_IRD] = {
-        .env = "SMBDIRECT_IRD", .flag = "ird", .env_progs = SHIM, .flag_progs = TOOLS,
+        .env = "SMBDIRECT_IRD", .flag = "ird", .env_progs = SHIM | TOOLS, .flag_progs = TOOLS,
         .kind = SD_KIND_NUMBER, .min = 1, .max = 255, .def = SAME("16"),
         /* 255: rdma_cm carries IRD/ORD in 8 bits (responder_resources); soft-iWARP's
          * MPA field takes 14. */
         .help = "incoming RDMA Reads offered to the peer (IRD, MS-SMBD 6.1); providers "
                 "lower it to what the device supports" },
     [SD_SET_ORD] = {
-        .env = "SMBDIRECT_ORD", .flag = "ord", .env_progs = SHIM, .flag_progs = TOOLS,
+        .env = "SMBDIRECT_ORD", .flag = "ord", .env_progs = SHIM | TOOLS, .flag_progs = TOOLS,
         .kind = SD_KIND_NUMBER, .min = 1, .max = 255, .def = SAME("16"),
         .help = "outgoing RDMA Reads asked for (ORD, MS-SMBD 6.1); providers lower it to "
                 "what the device supports" },
@@ -138,7 +142,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "apply): smaller I/Os keep more of them in flight, as each hop moves a "
                 "channel I/O whole before passing it on" },
     [SD_SET_CHANNEL_MEMORY] = {
-        .env = "SMBDIRECT_CHANNEL_MEMORY", .flag = "channel-memory", .env_progs = SHIM,
+        .env = "SMBDIRECT_CHANNEL_MEMORY", .flag = "channel-memory", .env_progs = SHIM | RELAY,
         .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_BYTES, .min = 1048576,
         .max = 1073741824, .def = SAME("67108864"),
         .help = "READ/WRITE channel buffers one connection may hold (registered for the "
@@ -147,7 +151,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "held back, never failed); one I/O always proceeds" },
     [SD_SET_CHANNEL_MEMORY_TOTAL] = {
         .env = "SMBDIRECT_CHANNEL_MEMORY_TOTAL", .flag = "channel-memory-total",
-        .env_progs = SHIM, .flag_progs = RELAY, .kind = SD_KIND_NUMBER,
+        .env_progs = SHIM | RELAY, .flag_progs = RELAY, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 1048576, .max = 4294967295u, .def = SAME("536870912"),
         .help = "the same bound for all connections of the process together (with verbs, "
                 "registered memory counts against RLIMIT_MEMLOCK)" },
