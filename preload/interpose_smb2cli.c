@@ -10,13 +10,9 @@
  * getsockname/getpeername of the tunneled fd. Other programs never call these; other
  * connections get the real value.
  *
- * Samba's definitions are found with RTLD_NEXT when its libraries came with the program
- * (smbclient, smbget). A library dlopen()ed without RTLD_GLOBAL, as Python loads
- * libsmbclient for its smbc module, is outside the lookup order RTLD_NEXT walks; it still
- * calls these (the shim is first in the global scope), so the definitions are then looked
- * up from the calling library: the object holding the return address, opened again with
- * RTLD_NOLOAD, whose dlsym searches it and its dependencies. */
-#include <dlfcn.h>
+ * Samba's definitions are found with shim_real_lookup: after the shim in lookup order
+ * when its libraries came with the program (smbclient, smbget), else from the calling
+ * library (libsmbclient dlopen()ed by Python without RTLD_GLOBAL). */
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -24,6 +20,7 @@
 #include "log.h"
 #include "shim_fdtable.h"
 #include "shim_iosize.h"
+#include "shim_real.h"
 
 struct smbXcli_conn; /* Samba's, opaque here */
 
@@ -42,52 +39,21 @@ static const char *const size_names[3] = {
 };
 
 static struct real_fns real;  /* under real_lock */
-static int real_next_done;    /* RTLD_NEXT tried */
 static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* name's definition in handle's search scope, unless it is the shim's own (the main
- * program's handle searches the global scope, where the shim comes first). */
-static void *lookup(void *handle, const char *name)
-{
-    Dl_info found, self;
-    void *fn = dlsym(handle, name);
-
-    if (fn && dladdr(fn, &found) && dladdr((void *)lookup, &self) &&
-        found.dli_fbase == self.dli_fbase)
-        return NULL;
-    return fn;
-}
-
-/* Fills the missing entries of r from handle's scope. */
-static void fill(struct real_fns *r, void *handle)
-{
-    for (int i = 0; i < 3; i++)
-        if (!r->size[i])
-            r->size[i] = (conn_size_fn *)lookup(handle, size_names[i]);
-    if (!r->local)
-        r->local = (conn_addr_fn *)lookup(handle, "smbXcli_conn_local_sockaddr");
-    if (!r->remote)
-        r->remote = (conn_addr_fn *)lookup(handle, "smbXcli_conn_remote_sockaddr");
-}
-
-/* The real definitions, as far as they are found: after the shim in lookup order, else
- * from the library at caller (see the top of the file). */
-static struct real_fns real_for(const void *caller, enum shim_io_kind kind)
+/* The real definitions, as far as they are found (the missing ones looked up again). */
+static struct real_fns real_for(const void *caller)
 {
     struct real_fns r;
-    Dl_info info;
-    void *handle;
 
     pthread_mutex_lock(&real_lock);
-    if (!real_next_done) {
-        fill(&real, RTLD_NEXT);
-        real_next_done = 1;
-    }
-    if ((!real.size[kind] || !real.local || !real.remote) && dladdr(caller, &info) &&
-        info.dli_fname && (handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
-        fill(&real, handle);
-        dlclose(handle); /* only drops the reference RTLD_NOLOAD took */
-    }
+    for (int i = 0; i < 3; i++)
+        if (!real.size[i])
+            real.size[i] = (conn_size_fn *)shim_real_lookup(size_names[i], caller);
+    if (!real.local)
+        real.local = (conn_addr_fn *)shim_real_lookup("smbXcli_conn_local_sockaddr", caller);
+    if (!real.remote)
+        real.remote = (conn_addr_fn *)shim_real_lookup("smbXcli_conn_remote_sockaddr", caller);
     r = real;
     pthread_mutex_unlock(&real_lock);
     return r;
@@ -98,7 +64,7 @@ static uint32_t capped_size(struct smbXcli_conn *conn, enum shim_io_kind kind,
 {
     const struct sockaddr_storage *local, *remote;
     struct shim_fd_info info;
-    struct real_fns fns = real_for(caller, kind);
+    struct real_fns fns = real_for(caller);
     uint32_t wanted, cap;
 
     if (!fns.size[kind]) { /* only reachable if Samba's library is gone: be safe */

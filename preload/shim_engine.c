@@ -17,6 +17,8 @@
 #include "sd_loop.h"
 #include "shim_config.h"
 #include "shim_guard.h"
+#include "shim_sigcheck.h"
+#include "shim_sigkeys.h"
 #include "smbd_bridge.h"
 
 /* The most the program's exit waits for its tunnels to end in order. */
@@ -28,6 +30,7 @@ struct shim_tunnel_job {
     int engine_fd;
     struct shim_fd_key app_key;
     struct smbd_bridge *bridge;          /* once started */
+    struct shim_sigcheck_stats sig;      /* the program's signed requests (engine's loop) */
     struct shim_tunnel_job *prev, *next; /* in live_jobs (inside the engine's loop) */
 };
 
@@ -43,10 +46,12 @@ static void atfork_prepare(void)
 {
     pthread_mutex_lock(&engine_lock);
     shim_fdtable_atfork_prepare();
+    shim_sigkeys_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    shim_sigkeys_atfork_parent();
     shim_fdtable_atfork_parent();
     pthread_mutex_unlock(&engine_lock);
 }
@@ -55,6 +60,7 @@ static void atfork_parent(void)
  * parent) must never be touched here, so it is forgotten, not freed. */
 static void atfork_child(void)
 {
+    shim_sigkeys_atfork_child();
     shim_fdtable_atfork_child();
     engine_loop = NULL;
     live_tunnels = 0;
@@ -73,7 +79,9 @@ static void finish_tunnels(void *ctx)
 /* exit(): like the kernel with a TCP socket, the engine delivers what the program wrote
  * before exiting (and the answers it awaits arrive) and ends each tunnel in order,
  * which the program's exit waits for, at most SHIM_EXIT_WAIT_MS; without this wait
- * the engine thread died with the process mid-way (the tunnel's end unlogged). */
+ * the engine thread died with the process mid-way (the tunnel's end unlogged). Then the
+ * signing keys the shim learned are wiped (only a process with a tunnel learns any, and
+ * its first tunnel registered this handler). */
 static void wait_tunnels_at_exit(void)
 {
     struct timespec deadline;
@@ -82,6 +90,7 @@ static void wait_tunnels_at_exit(void)
     pthread_mutex_lock(&engine_lock);
     if (!engine_loop || live_tunnels == 0 || sd_loop_post(engine_loop, finish_tunnels, NULL) < 0) {
         pthread_mutex_unlock(&engine_lock);
+        shim_sigkeys_wipe_all();
         return;
     }
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -94,6 +103,7 @@ static void wait_tunnels_at_exit(void)
         sd_warn("exit: %u SMB Direct tunnel(s) still open after %d ms; they end with the "
                 "process", live_tunnels, SHIM_EXIT_WAIT_MS);
     pthread_mutex_unlock(&engine_lock);
+    shim_sigkeys_wipe_all();
 }
 
 static void register_atfork(void)
@@ -155,10 +165,11 @@ int shim_engine_ensure(void)
     return rc;
 }
 
-/* A tunnel's bridge ended (or never started): off the live list, and an exit waiting
- * for it learns. Engine thread. */
+/* A tunnel's bridge ended (or never started): its signing keys wiped, off the live list,
+ * and an exit waiting for it learns. Engine thread. */
 static void job_forget(struct shim_tunnel_job *job)
 {
+    shim_sigkeys_forget_tunnel(&job->app_key);
     if (job->prev)
         job->prev->next = job->next;
     else
@@ -178,7 +189,8 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
 
     sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered; of the "
             "program's %llu bytes, %llu sent from its own thread; of the %llu it was given, "
-            "%llu by reference (%llu never copied by the shim)",
+            "%llu by reference (%llu never copied by the shim); its signed requests: %llu "
+            "verified, %llu failed, %llu without a key",
             err ? strerror(-err) : "closed by the program",
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
             (unsigned long long)st->smbd.msgs_delivered,
@@ -186,7 +198,9 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed,
             (unsigned long long)st->stream_bytes_out,
             (unsigned long long)st->stream_bytes_spliced,
-            (unsigned long long)st->stream_bytes_unplaced);
+            (unsigned long long)st->stream_bytes_unplaced,
+            (unsigned long long)job->sig.verified, (unsigned long long)job->sig.failed,
+            (unsigned long long)job->sig.no_key);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
                 "bytes written by it, buffers peak %llu bytes, memory waits %llu (%llu ms)",
@@ -209,6 +223,15 @@ static void tunnel_inline_only(void *ctx)
     shim_fdtable_set_inline_only(&job->app_key);
 }
 
+/* A whole SMB2 message of the program on this tunnel: its signatures checked with the
+ * learned keys (inside the engine's loop). */
+static void tunnel_request(void *ctx, const uint8_t *msg, size_t len)
+{
+    struct shim_tunnel_job *job = ctx;
+
+    shim_sigcheck_request(&job->app_key, msg, len, &job->sig);
+}
+
 /* Runs on the engine thread. */
 static void start_bridge(void *ctx)
 {
@@ -221,6 +244,7 @@ static void start_bridge(void *ctx)
         .channel_memory_total = shim_config_get()->set.channel_memory_total,
         .on_inline_io = tunnel_inline_only,
         .splice_reads = shim_config_get()->set.splice,
+        .on_request = tunnel_request,
     };
 
     job->next = live_jobs; /* counted in live_tunnels since shim_engine_attach */

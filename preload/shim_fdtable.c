@@ -36,20 +36,11 @@ static struct shim_fd_entry *table;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int table_count;
 
-/* The table's lock, with the shim's guard set while it is held: a signal handler that
- * interrupts the holder and calls an interposed write (tevent's, to its signal pipe)
- * goes straight to libc instead of waiting for this lock for ever. */
-static void table_enter(void)
-{
-    shim_guard_enter();
-    pthread_mutex_lock(&table_lock);
-}
-
-static void table_leave(void)
-{
-    pthread_mutex_unlock(&table_lock);
-    shim_guard_leave();
-}
+/* The table's lock, with the shim's guard set while it is held (shim_guard_lock): a
+ * signal handler that interrupts the holder and calls an interposed write (tevent's, to
+ * its signal pipe) goes straight to libc instead of waiting for this lock for ever. */
+static void table_enter(void) { shim_guard_lock(&table_lock); }
+static void table_leave(void) { shim_guard_unlock(&table_lock); }
 
 int shim_fd_key_of(int fd, struct shim_fd_key *key)
 {

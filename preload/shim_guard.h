@@ -7,9 +7,17 @@
 #ifndef SMBDIRECT_SHIM_GUARD_H
 #define SMBDIRECT_SHIM_GUARD_H
 
+#include <pthread.h>
+
 /* 1 when the calling thread is inside the shim's own work. */
 int shim_guard_active(void);
 void shim_guard_enter(void);
 void shim_guard_leave(void);
+
+/* A lock of the shim's taken with the guard set, and released with it: a signal handler
+ * that interrupts the holder and calls an interposer (tevent's write to its signal pipe,
+ * a signing call) is passed straight on instead of waiting for the lock for ever. */
+void shim_guard_lock(pthread_mutex_t *m);
+void shim_guard_unlock(pthread_mutex_t *m);
 
 #endif

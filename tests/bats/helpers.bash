@@ -9,7 +9,8 @@
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
 # smb_soak .18, smb_conformance .19, smb_halfclose .24, smb_clients .25, smb_config .26,
 # smb_addrmap .27 (and .28, where nothing listens); smb_mount .29; smb_relay_ops .31 (the
-# relay on [::]:5446, clients from 127.0.0.1 and ::1); smb_torture .32; smb_release .37;
+# relay on [::]:5446, clients from 127.0.0.1 and ::1); smb_torture .32; smb_signing .35;
+# smb_release .37;
 # scripts/demo .21, scripts/bench .22, scripts/soak .23 (its default). smb_faults uses no loopback address:
 # 10.213.0.1/.2 on a veth pair into a network namespace it creates.
 #
@@ -98,6 +99,41 @@ run_smb() {
             echo "expected one new relay connection, relay log went from $before to $after established" >&2
             return 1
         fi
+    fi
+}
+
+# client COMMAND... — runs COMMAND via $SD_VIA: through the shim with SMB Direct
+# mandatory and the shim logging at info, or over plain TCP. A hang fails at 300 s.
+client() {
+    if [ "$SD_VIA" = shim ]; then
+        SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
+            SMBDIRECT_TRANSPORT=${SMBDIRECT_TRANSPORT:-soft} \
+            timeout 300 "$SENV_BUILD/smbdirect" "$@"
+    else
+        timeout 300 "$@"
+    fi
+}
+
+# run_client COMMAND... — `run client ...`; through the shim it also asserts that the
+# run made exactly one new SMB Direct connection at the relay, that the shim reported
+# the tunnel, and that the shim logged no error.
+run_client() {
+    local before after
+    before=$(relay_established_count)
+    run client "$@"
+    [ "$SD_VIA" = shim ] || return 0
+    after=$(relay_established_count)
+    if [ "$after" -ne $((before + 1)) ]; then
+        echo "expected one new relay connection, relay log went from $before to $after established" >&2
+        return 1
+    fi
+    if ! grep -q "info: fd [0-9]*: $SENV_ADDR:445 tunneled over SMB Direct" <<<"$output"; then
+        echo "the shim did not report a tunnel" >&2
+        return 1
+    fi
+    if grep -E 'smbdirect\[[0-9]+\] error:' <<<"$output" >&2; then
+        echo "the shim logged errors (above)" >&2
+        return 1
     fi
 }
 

@@ -28,41 +28,6 @@ PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smb
 setup() { suite_start 127.0.0.25; }
 teardown() { dump_logs_on_failure; suite_stop; }
 
-# client COMMAND... — runs COMMAND via $SD_VIA: through the shim with SMB Direct
-# mandatory and the shim logging at info, or over plain TCP. A hang fails at 300 s.
-client() {
-    if [ "$SD_VIA" = shim ]; then
-        SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=${SMBDIRECT_LOG:-info} \
-            SMBDIRECT_TRANSPORT=${SMBDIRECT_TRANSPORT:-soft} \
-            timeout 300 "$SENV_BUILD/smbdirect" "$@"
-    else
-        timeout 300 "$@"
-    fi
-}
-
-# run_client COMMAND... — `run client ...`; through the shim it also asserts that the
-# run made exactly one new SMB Direct connection at the relay, that the shim reported
-# the tunnel, and that the shim logged no error.
-run_client() {
-    local before after
-    before=$(relay_established_count)
-    run client "$@"
-    [ "$SD_VIA" = shim ] || return 0
-    after=$(relay_established_count)
-    if [ "$after" -ne $((before + 1)) ]; then
-        echo "expected one new relay connection, relay log went from $before to $after established" >&2
-        return 1
-    fi
-    if ! grep -q "info: fd [0-9]*: $SENV_ADDR:445 tunneled over SMB Direct" <<<"$output"; then
-        echo "the shim did not report a tunnel" >&2
-        return 1
-    fi
-    if grep -E 'smbdirect\[[0-9]+\] error:' <<<"$output" >&2; then
-        echo "the shim logged errors (above)" >&2
-        return 1
-    fi
-}
-
 # smbget_via URL [smbget args...] — smbget as guest, non-interactive, quiet.
 smbget_via() {
     local url=$1

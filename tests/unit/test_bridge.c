@@ -7,7 +7,8 @@
  * order. With the READ/WRITE channel (A the relay's server role, B the shim's client
  * role), a channel memory budget holds WRITEs back, in order, instead of failing them: on
  * the client side the program's next request waits in its stream, on the server side the
- * client's next channel WRITE waits for its RDMA Read. Where registering pins memory
+ * client's next channel WRITE waits for its RDMA Read; the client side's on_request sees
+ * each of the program's messages once, however often a wait offers it again. Where registering pins memory
  * (soft-iWARP wrapped to count as a device does, th_pinned.h), pipelined channel READs
  * and WRITEs of every size up to the link's I/O limit all arrive intact, over the
  * channel, both under a low RLIMIT_MEMLOCK (planned at connect) and when registrations
@@ -558,15 +559,34 @@ static uint64_t bc_run(const struct smbd_bridge_opts *relay, const struct smbd_b
     return p.a.chan_mem_peak;
 }
 
+/* The MessageIds of the program's messages the shim's on_request saw (loop thread). */
+static struct {
+    uint64_t ids[2 * BC_WRITES];
+    int n;
+} bc_seen;
+
+static void bc_request_seen(void *ctx, const uint8_t *msg, size_t len)
+{
+    (void)ctx;
+    if (len >= 32 && bc_seen.n < 2 * BC_WRITES)
+        bc_seen.ids[bc_seen.n++] = msg[24]; /* MessageId's low byte */
+}
+
+/* ... and on_request sees each WRITE once, however often a wait offers it again. */
 static void test_channel_budget_holds_the_programs_next_write(void **state)
 {
     const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
     const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
                                            .channel_threshold = 4096,
-                                           .channel_memory = BC_BUDGET };
+                                           .channel_memory = BC_BUDGET,
+                                           .on_request = bc_request_seen };
 
     (void)state;
+    memset(&bc_seen, 0, sizeof(bc_seen));
     bc_run(&relay, &shim, 1);
+    assert_int_equal(bc_seen.n, BC_WRITES);
+    for (int i = 0; i < BC_WRITES; i++)
+        assert_int_equal(bc_seen.ids[i], i + 1);
 }
 
 /* The relay's provider for the next test: soft-iWARP whose RDMA Read completions are

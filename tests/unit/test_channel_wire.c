@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tests/unit/test_channel_wire.c — the SMB2 fields the channel reads and writes
- * (transport/channel/smb2_wire.c): header and chain decoding with every rejection,
- * the dialect a NEGOTIATE response settles, READ/WRITE request and READ response
- * fields against the MS-SMB2 2.2 offsets, and the exact bytes of a built response. */
+ * (transport/channel/smb2_wire.c): header and chain decoding with every rejection, the
+ * SessionId in the part of a header a signer MACs first, the dialect a NEGOTIATE response
+ * settles, READ/WRITE request and READ response fields against the MS-SMB2 2.2 offsets,
+ * and the exact bytes of a built response. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +30,26 @@ static void hdr_decodes_fields(void **state)
     assert_int_equal(h.flags, 0x0B);
     assert_int_equal(h.next_command, 0);
     assert_true(h.message_id == 0x1122334455667788ull);
+    assert_true(h.session_id == 0x778899AABBCCDDEEull);
+}
+
+/* What a signer MACs first, the 48 bytes before the Signature, names the session. */
+static void signed_part_of_a_header_gives_its_session(void **state)
+{
+    const struct th_hdr th = { .command = 9 };
+    uint64_t sid = 0;
+    uint8_t b[64];
+
+    (void)state;
+    th_smb2_hdr(b, &th);
+    assert_int_equal(smb2_hdr_signed_part(b, 48, &sid), 0);
+    assert_true(sid == 0x778899AABBCCDDEEull);
+    assert_int_equal(smb2_hdr_signed_part(b, 47, &sid), -1);
+    b[4] = 65; /* StructureSize */
+    assert_int_equal(smb2_hdr_signed_part(b, 48, &sid), -1);
+    b[4] = 64;
+    b[0] = 0xFD; /* a transform header's first bytes: its Signature, then its Nonce */
+    assert_int_equal(smb2_hdr_signed_part(b, 48, &sid), -1);
 }
 
 static void hdr_rejects_short_transform_compressed_smb1_and_bad_size(void **state)
@@ -304,6 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hdr_decodes_fields),
+        cmocka_unit_test(signed_part_of_a_header_gives_its_session),
         cmocka_unit_test(hdr_rejects_short_transform_compressed_smb1_and_bad_size),
         cmocka_unit_test(hdr_checks_next_command),
         cmocka_unit_test(compound_and_interim_predicates),

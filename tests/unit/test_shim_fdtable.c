@@ -21,26 +21,10 @@
 #include "shim_fdtable.h"
 #include "th_shim.h"
 
-/* A tunnel as the shim leaves it: app end recorded, engine end returned. */
-static int fake_tunnel(int *engine_fd)
-{
-    struct shim_fd_info info;
-    int sv[2];
-
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    th_ipv4_tunnel_info(&info, "10.0.0.1", 445, NULL, 0);
-    assert_int_equal(shim_fdtable_add(sv[0], sv[1], &info), 0);
-    if (engine_fd)
-        *engine_fd = sv[1];
-    else
-        close(sv[1]);
-    return sv[0];
-}
-
 static void test_lookup_copies_info(void **state)
 {
     struct shim_fd_info got;
-    int fd = fake_tunnel(NULL);
+    int fd = th_fake_tunnel(NULL);
 
     (void)state;
     assert_int_equal(shim_fdtable_count(), 1);
@@ -53,7 +37,7 @@ static void test_lookup_copies_info(void **state)
 
 static void test_not_tunneled(void **state)
 {
-    int fd = fake_tunnel(NULL), other = socket(AF_INET, SOCK_STREAM, 0), p[2];
+    int fd = th_fake_tunnel(NULL), other = socket(AF_INET, SOCK_STREAM, 0), p[2];
 
     (void)state;
     assert_true(other >= 0);
@@ -69,7 +53,7 @@ static void test_not_tunneled(void **state)
 
 static void test_dup_is_the_same_tunnel(void **state)
 {
-    int fd = fake_tunnel(NULL), copy = dup(fd);
+    int fd = th_fake_tunnel(NULL), copy = dup(fd);
 
     (void)state;
     assert_int_equal(shim_fdtable_lookup(copy, NULL), 1);
@@ -81,7 +65,7 @@ static void test_dup_is_the_same_tunnel(void **state)
 /* close() the shim never saw, then a new socket gets the same number. */
 static void test_closed_number_reused(void **state)
 {
-    int fd = fake_tunnel(NULL), again;
+    int fd = th_fake_tunnel(NULL), again;
 
     (void)state;
     close(fd);
@@ -93,7 +77,7 @@ static void test_closed_number_reused(void **state)
 
 static void test_dup2_over_tunnel(void **state)
 {
-    int fd = fake_tunnel(NULL), other = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = th_fake_tunnel(NULL), other = socket(AF_INET, SOCK_STREAM, 0);
 
     (void)state;
     assert_int_equal(dup2(other, fd), fd);
@@ -103,7 +87,7 @@ static void test_dup2_over_tunnel(void **state)
 
 static void test_close_range_then_reuse(void **state)
 {
-    int fd = fake_tunnel(NULL), again;
+    int fd = th_fake_tunnel(NULL), again;
 
     (void)state;
     assert_int_equal(close_range((unsigned)fd, (unsigned)fd, 0), 0);
@@ -116,7 +100,7 @@ static void test_close_range_then_reuse(void **state)
 static void test_end_by_program_drops_entry(void **state)
 {
     struct shim_fd_key key;
-    int fd = fake_tunnel(NULL);
+    int fd = th_fake_tunnel(NULL);
 
     (void)state;
     assert_int_equal(shim_fd_key_of(fd, &key), 0);
@@ -130,7 +114,7 @@ static void test_lost_link_reports_error_once(void **state)
 {
     struct shim_fd_info got;
     struct shim_fd_key key;
-    int fd = fake_tunnel(NULL);
+    int fd = th_fake_tunnel(NULL);
 
     (void)state;
     assert_int_equal(shim_fdtable_take_error(fd), 0);
@@ -151,7 +135,7 @@ static void test_lost_entries_are_bounded(void **state)
 
     (void)state;
     for (int i = 0; i < SHIM_FDTABLE_MAX_LOST + 2; i++) {
-        fds[i] = fake_tunnel(NULL);
+        fds[i] = th_fake_tunnel(NULL);
         assert_int_equal(shim_fd_key_of(fds[i], &key), 0);
         shim_fdtable_tunnel_ended(&key, -EPROTO);
     }
@@ -164,7 +148,7 @@ static void test_lost_entries_are_bounded(void **state)
 
 static void test_options_remembered(void **state)
 {
-    int fd = fake_tunnel(NULL), v = -1, other = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = th_fake_tunnel(NULL), v = -1, other = socket(AF_INET, SOCK_STREAM, 0);
 
     (void)state;
     assert_int_equal(shim_fdtable_get_opt(fd, IPPROTO_TCP, 1, &v), -ENOENT);
@@ -209,7 +193,7 @@ static int child_sees_tunnel_without_engine_end(int app_fd, int engine_fd)
 
 static void test_fork_child_drops_engine_end(void **state)
 {
-    int engine_fd, fd = fake_tunnel(&engine_fd);
+    int engine_fd, fd = th_fake_tunnel(&engine_fd);
 
     (void)state;
     assert_int_equal(in_fork_child(child_sees_tunnel_without_engine_end, fd, engine_fd), 0);
@@ -227,7 +211,7 @@ static int child_keeps_reused_number(int app_fd, int engine_fd)
  * child must not close the program's new fd. */
 static void test_fork_child_spares_reused_number(void **state)
 {
-    int engine_fd, fd = fake_tunnel(&engine_fd), p[2];
+    int engine_fd, fd = th_fake_tunnel(&engine_fd), p[2];
 
     (void)state;
     close(engine_fd);

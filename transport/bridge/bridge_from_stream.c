@@ -154,6 +154,9 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
         }
         if (b->role == BRIDGE_CHAN_CLIENT)
             smb2_pending_request(&b->pending, msg, len); /* a retried one is known already */
+        if (b->on_request && !b->in.offered_again)
+            b->on_request(b->ctx, msg, len);
+        b->in.offered_again = 0;
         b->in.offered_len = len;
         b->in.offered_taken = 0;
         rc = b->chan ? bridge_chan_from_stream(b->chan, msg, len, now) : 0;
@@ -161,6 +164,7 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
             return;
         if (rc == BRIDGE_CHAN_WAIT) {
             b->in.mem_wait = 1; /* bridge_sync offers it again as memory frees */
+            b->in.offered_again = 1;
             return;
         }
         if (rc == 0 && !b->in.offered_taken) { /* unchanged: handed over, or copied */
@@ -169,6 +173,7 @@ void bridge_send_buffered(struct smbd_bridge *b, uint64_t now)
                 rc = bridge_send_message(b, msg, len, now);
                 if (rc == BRIDGE_SEND_WAIT) {
                     b->in.mem_wait = 1; /* it stays in the framer: offered again */
+                    b->in.offered_again = 1;
                     return;
                 }
                 if (rc == 0)

@@ -114,6 +114,8 @@ struct bridge_in {
     int copy_sends;         /* smbd_conn_send_owned failed once: large messages are copied */
     size_t offered_len;     /* the stream message bridge_chan_from_stream is looking at */
     int offered_taken;      /* ... and the channel took its buffer (take_message) */
+    int offered_again;      /* the framer's next message was offered and left there (a
+                               wait for memory): on_request has seen it */
     struct {                /* a large message taken from the framer whose copy into send */
         uint8_t *alloc;     /* buffers waits for memory: its allocation (NULL: none), */
         size_t cap;
@@ -154,6 +156,7 @@ struct smbd_bridge {
     bridge_end_fn on_end;
     void *ctx;
     void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
+    void (*on_request)(void *ctx, const uint8_t *msg, size_t len); /* opts.on_request */
 };
 
 /* ---- smbd_bridge.c: state and sync ---- */

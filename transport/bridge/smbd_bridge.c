@@ -277,6 +277,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .watched = -1, .state = BRIDGE_OPEN,
                                .on_end = on_end, .ctx = ctx,
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
+                               .on_request = opts ? opts->on_request : NULL,
                                .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */

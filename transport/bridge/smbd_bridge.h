@@ -42,6 +42,10 @@ struct smbd_bridge_opts {
     /* The stream is the program's own AF_UNIX socket (the shim): large READ data goes into
      * it by reference, not copied (bridge_splice.h), where the kernel allows it. */
     int splice_reads;
+    /* May be NULL: called with the ctx of smbd_bridge_start and each whole SMB2 message of
+     * the stream (no Direct-TCP prefix), once, before it goes on (or waits for memory);
+     * it must neither keep nor change msg (the shim checks the program's signatures). */
+    void (*on_request)(void *ctx, const uint8_t *msg, size_t len);
 };
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this

@@ -12,9 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smb2_wire.h" /* SMB2_HDR_SIGNATURE */
+
 #define SMB2_SIGN_KEY_SIZE     16u  /* Session.SessionKey and every signing key (3.2.5.3.1) */
 #define SMB2_SIGNATURE_SIZE    16u  /* 2.2.1.1 Signature */
-#define SMB2_HDR_SIGNATURE     48u  /* its offset in the header */
 #define SMB2_PREAUTH_HASH_SIZE 64u  /* 3.1.1 PreauthIntegrityHashValue (SHA-512) */
 
 /* 2.2.3.1.7 SMB2_SIGNING_CAPABILITIES SigningAlgorithms IDs. */

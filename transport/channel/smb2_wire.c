@@ -14,6 +14,7 @@
 #define HDR_FLAGS          16u
 #define HDR_NEXT_COMMAND   20u
 #define HDR_MESSAGE_ID     24u
+#define HDR_SESSION_ID     40u
 
 #define BODY(off) (SMB2_HDR_SIZE + (off))   /* a body field, from the header start */
 
@@ -42,16 +43,31 @@ static uint16_t body_size(const uint8_t *msg, size_t len)
     return len >= SMB2_HDR_SIZE + 2 ? sd_le16(msg + SMB2_HDR_SIZE) : 0;
 }
 
+/* 1 when p (len bytes) starts with n >= 6 bytes of an SMB2 header's start. */
+static int starts_header(const uint8_t *p, size_t len, size_t n)
+{
+    return len >= n && p[0] == 0xFE && p[1] == 'S' && p[2] == 'M' && p[3] == 'B' &&
+           sd_le16(p + HDR_STRUCTURE_SIZE) == SMB2_HDR_SIZE;
+}
+
+int smb2_hdr_signed_part(const uint8_t *p, size_t len, uint64_t *session_id)
+{
+    if (!starts_header(p, len, SMB2_HDR_SIGNATURE))
+        return -1;
+    *session_id = sd_le64(p + HDR_SESSION_ID);
+    return 0;
+}
+
 int smb2_hdr_decode(const uint8_t *msg, size_t len, struct smb2_hdr *h)
 {
-    if (len < SMB2_HDR_SIZE || msg[0] != 0xFE || msg[1] != 'S' || msg[2] != 'M' ||
-        msg[3] != 'B' || sd_le16(msg + HDR_STRUCTURE_SIZE) != SMB2_HDR_SIZE)
+    if (!starts_header(msg, len, SMB2_HDR_SIZE))
         return -1;
     h->status = sd_le32(msg + HDR_STATUS);
     h->command = sd_le16(msg + HDR_COMMAND);
     h->flags = sd_le32(msg + HDR_FLAGS);
     h->next_command = sd_le32(msg + HDR_NEXT_COMMAND);
     h->message_id = sd_le64(msg + HDR_MESSAGE_ID);
+    h->session_id = sd_le64(msg + HDR_SESSION_ID);
     if (h->next_command &&
         (h->next_command < SMB2_HDR_SIZE || h->next_command >= len || h->next_command % 8))
         return -1;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define SMB2_HDR_SIZE 64u                 /* 2.2.1 */
+#define SMB2_HDR_SIGNATURE 48u            /* the Signature's offset in it */
 #define SMB2_TRANSFORM_HDR_SIZE 52u       /* 2.2.41, before an encrypted message */
 
 #define SMB2_FLAGS_SERVER_TO_REDIR    0x00000001u /* 2.2.1.1 */
@@ -21,6 +22,7 @@
 enum smb2_command {                       /* 2.2.1.1 Command */
     SMB2_NEGOTIATE = 0x0000,
     SMB2_SESSION_SETUP = 0x0001,
+    SMB2_LOGOFF = 0x0002,
     SMB2_TREE_CONNECT = 0x0003,
     SMB2_CANCEL = 0x000C,     /* 2.2.30: never answered */
     SMB2_READ = 0x0008,
@@ -63,13 +65,23 @@ struct smb2_hdr {
     uint32_t flags;
     uint32_t next_command;  /* offset of the next header of a compound chain, 0: last */
     uint64_t message_id;
+    uint64_t session_id;
 };
+
+/* SessionId of a related request of a compound chain that means "the previous
+ * request's" (3.2.4.1.4, 3.3.5.2.7.2). */
+#define SMB2_SESSION_ID_PREVIOUS 0xFFFFFFFFFFFFFFFFull
 
 /* Decodes the SMB2 header at msg: 0, or -1 when len is short of a header, the protocol
  * id is not 0xFE 'SMB' (so a transform 0xFD, 2.2.41, or compression 0xFC, 2.2.42,
  * header never decodes), StructureSize is not 64, or NextCommand points inside this
  * header, at or past len, or to an offset not 8-byte aligned (3.2.4.1.4, 3.3.4.1.3). */
 int smb2_hdr_decode(const uint8_t *msg, size_t len, struct smb2_hdr *h);
+
+/* What a signer MACs first (3.1.4.1): the header up to its Signature. 0 and its
+ * SessionId when p starts an SMB2 header (0xFE 'SMB', StructureSize 64) and len holds
+ * its first SMB2_HDR_SIGNATURE bytes, else -1. */
+int smb2_hdr_signed_part(const uint8_t *p, size_t len, uint64_t *session_id);
 
 /* 1 when msg starts with a transform header (2.2.41 ProtocolId 0xFD 'S' 'M' 'B'): an
  * encrypted message. */
