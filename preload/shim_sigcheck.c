@@ -24,7 +24,9 @@ void shim_sigcheck_request(const struct shim_fd_key *tunnel, const uint8_t *msg,
         if (!(h.flags & SMB2_FLAGS_RELATED_OPERATIONS) ||
             h.session_id != SMB2_SESSION_ID_PREVIOUS)
             session_id = h.session_id;
-        if (h.flags & SMB2_FLAGS_SIGNED) {
+        if ((h.flags & SMB2_FLAGS_SIGNED) && cmd_len > SHIM_SIGCHECK_MAX_BYTES) {
+            st->too_large++;
+        } else if (h.flags & SMB2_FLAGS_SIGNED) {
             /* The signature covers the command up to NextCommand (or the end). */
             v = shim_sigkeys_verify(tunnel, session_id, cmd, (size_t)(msg + len - cmd));
             st->verified += v == SHIM_SIGKEYS_VERIFIED;

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_signing.bats — the shim learns each signed session's signing key inside
 # the program (preload/interpose_gnutls.c: the GnuTLS calls through which Samba signs) and
-# proves it holds the right one: it checks every signed request the program sends on the
-# tunnel with the learned key, and its end-of-tunnel line counts them ("its signed
-# requests: N verified, N failed, N without a key"). Nothing on the wire changes. Against
+# proves it holds the right one: it checks every signed request of at most 64 KiB the
+# program sends on the tunnel with the learned key, and its end-of-tunnel line counts them
+# ("its signed requests: N verified, N failed, N without a key, N too large to check").
+# Nothing on the wire changes. Against
 # a real smbd with "server signing = mandatory" on 127.0.0.35, smbclient through the shim
 # and relay puts and gets 4 MiB at SMB 3.1.1 with each signing algorithm smbclient 4.17
 # can ask for (AES-128-GMAC, what both sides choose by default; AES-128-CMAC; HMAC-SHA256),

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -227,6 +228,32 @@ static void a_compound_chain_is_checked_command_by_command(void **state)
     assert_int_equal(st.verified + st.failed + st.no_key, 4);
 }
 
+/* A command larger than SHIM_SIGCHECK_MAX_BYTES (a WRITE with its data inline) is counted
+ * as too large and not MACed again, whether its signature is right or not; one at the
+ * bound is checked. */
+static void a_bulk_write_is_counted_unchecked(void **state)
+{
+    const struct smb2_sign_key k = key_of(SMB2_SIGN_AES_CMAC, 16);
+    struct shim_sigcheck_stats st = { 0 };
+    const size_t big = SHIM_SIGCHECK_MAX_BYTES + 1;
+    uint8_t *b = calloc(1, big);
+
+    (void)state;
+    assert_non_null(b);
+    shim_sigkeys_learn(SID_A, &k);
+    th_shim_request(b, SMB2_WRITE, 1, SID_A, NULL);
+    assert_int_equal(smb2_sign(&k, SMB2_SIGN_FROM_CLIENT, b, big - 1), 0);
+    shim_sigcheck_request(&tunnel1, b, big - 1, &st);
+    assert_int_equal(st.verified, 1);
+    assert_int_equal(smb2_sign(&k, SMB2_SIGN_FROM_CLIENT, b, big), 0);
+    b[big - 1] ^= 1; /* a wrong signature, not looked at */
+    shim_sigcheck_request(&tunnel1, b, big, &st);
+    assert_int_equal(st.verified, 1);
+    assert_int_equal(st.failed + st.no_key, 0);
+    assert_int_equal(st.too_large, 1);
+    free(b);
+}
+
 /* Everything the store and the check log at debug: the session, the algorithm, never a
  * byte of a key (as hex in either case, or raw), not even four in a row. */
 static void no_log_line_carries_key_bytes(void **state)
@@ -282,6 +309,7 @@ int main(void)
         cmocka_unit_test_setup(a_full_table_drops_the_oldest_unproved_key, reset),
         cmocka_unit_test_setup(logoff_ends_the_sessions_keys_on_its_tunnel, reset),
         cmocka_unit_test_setup(a_compound_chain_is_checked_command_by_command, reset),
+        cmocka_unit_test_setup(a_bulk_write_is_counted_unchecked, reset),
         cmocka_unit_test_setup(no_log_line_carries_key_bytes, reset),
     };
 
