@@ -238,7 +238,7 @@ static void test_words(void **state)
                         "auto, rdma, soft or tcp");
     assert_string_equal(sd_settings_words(ROW(SD_SET_LOG), "<", ">", "|", "|", buf,
                                           sizeof(buf)),
-                        "<debug>|<info>|<warn>|<error>");
+                        "<debug>|<info>|<notice>|<warn>|<error>");
 }
 
 /* ---- the environment and the command line agree ---- */
@@ -472,7 +472,8 @@ static void test_env_errors(void **state)
                          "10.0.0.5 is mapped twice");
     }
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_FALLBACK", "sometimes", "use tcp or none");
-    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud", "use debug, info, warn or error");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud",
+                     "use debug, info, notice, warn or error");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_SOCKBUF", "4M",
                      "use a whole number of bytes from 65536 to 268435456");
     /* The soft-iWARP variables: every program checks them when it starts. */

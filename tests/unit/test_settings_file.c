@@ -158,7 +158,7 @@ static void test_errors_name_file_line_key_and_values(void **state)
     expect_file_error("[relay]\nports = 445\n", ":2: 'ports' is not a setting of the relay");
     /* a line for the relay only is checked by the shim too */
     expect_file_error("[relay]\ncredits = 1000\n", ":2: credits = '1000' is invalid");
-    expect_file_error("log = loud\n", "use debug, info, warn or error");
+    expect_file_error("log = loud\n", "use debug, info, notice, warn or error");
 }
 
 /* The address map in the file: a full one (32 IPv6 entries with ports, the longest
