@@ -133,6 +133,12 @@ static void test_rows_are_consistent(void **state)
 }
 
 /* The documented defaults, field by field. */
+/* The probe prints its own failures; the relay's connection lines are notices. */
+static enum sd_log_level default_log_level(enum sd_program p)
+{
+    return p == SD_PROG_PROBE ? SD_LOG_ERROR : p == SD_PROG_RELAY ? SD_LOG_NOTICE : SD_LOG_WARN;
+}
+
 static void test_defaults(void **state)
 {
     struct sd_settings s;
@@ -146,7 +152,7 @@ static void test_defaults(void **state)
         assert_int_equal(s.portmap.n, 0);
         assert_int_equal(s.addrmap.n, 0);
         assert_int_equal(s.fallback, SD_FALLBACK_TCP);
-        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        assert_int_equal(s.log_level, default_log_level((enum sd_program)p));
         assert_int_equal(s.connect_timeout_ms, 10000);
         assert_int_equal(s.credits, 255);
         assert_int_equal(s.max_send_size, 8136); /* MS-SMBD Appendix B note <5> */
@@ -500,7 +506,7 @@ static void test_tools_read_their_variables(void **state)
     for (int p = SD_PROG_RELAY; p <= SD_PROG_PROBE; p++) {
         clear_env();
         assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "host"), 1);
-        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        assert_int_equal(s.log_level, default_log_level((enum sd_program)p));
         setenv("SMBDIRECT_LOG", "debug", 1);
         setenv("SMBDIRECT_SOFT_CRC", "1", 1);
         setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
@@ -649,7 +655,7 @@ static void test_rendered_blocks_cover_the_rows(void **state)
     sd_settings_markdown(f);
     fclose(f);
     assert_int_equal(count(text, "\n| "), 1 + SD_SET_COUNT); /* "| --- |" and the rows */
-    assert_non_null(strstr(text, "`warn` (probe: `error`)"));
+    assert_non_null(strstr(text, "`warn` (relay: `notice`, probe: `error`)"));
     assert_non_null(strstr(text, "16777215 (16 MiB − 1)"));
     free(text);
     /* Man pages: one entry per variable of the shim. */
