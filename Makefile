@@ -126,7 +126,8 @@ $(BUILD)/smbdirect: tools/smbdirect.in debian/changelog
 	$(call wrapper,$(abspath $(BUILD)),$(abspath $(BUILD)),$@)
 
 # Unit tests link the core library and the test helpers; only test_shim_* also link
-# the shim's objects (which interpose connect() and friends).
+# the shim's objects (which interpose connect() and friends), and test_relay_X the
+# relay's module relay_X.c.
 tests: $(UNIT_BIN)
 UNIT_DEPS = $(UNIT_HELP:%.c=$(BUILD)/obj/%.o) $(BUILD)/libsmbdirect-conformance.a \
             $(BUILD)/libsmbdirect-core.a
@@ -134,6 +135,11 @@ $(BUILD)/tests/test_shim_%: tests/unit/test_shim_%.c $(SHIM_OBJ) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INC_TOOLS) -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
+$(BUILD)/tests/test_relay_%: tests/unit/test_relay_%.c $(BUILD)/obj/tools/relay/relay_%.o \
+                             $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  LINK $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(INC_TOOLS) -Itools/relay -Itests/unit -o $@ $^ -lcmocka $(LIBS) $(CONF_LIBS) $(LDFLAGS)
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  LINK $@"

@@ -185,6 +185,12 @@ struct sd_provider_ops {
      * (sd_pinned.h). 0 when registering pins nothing (soft-iWARP). */
     int pins_memory;
 
+    /* File descriptors one connection holds open, which the relay sizes its connection
+     * limit by: soft-iWARP 1 (its TCP socket); verbs 5 (its CM event channel, completion
+     * channel, epoll and eventfd, and a timer while a lost connection's requests
+     * flush). Shared ones (a device's context, the listener's) are not counted. */
+    unsigned fds_per_qp;
+
     /* 1 when registrations may ask for SD_ACCESS_PIPE_HELD (soft-iWARP: it reads RDMA
      * Writes from a socket and can splice them into pipes), else 0. */
     int pipe_held;

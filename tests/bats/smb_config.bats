@@ -114,20 +114,20 @@ source_of() { sed -n "s/^$1 = .* # //p" <<<"$output"; }
     wait_relay_log "^relay: warning: $CONF:4: fallback = 'never' is invalid: use tcp or none; this concerns the shim, not the relay$"
     wait_relay_log "SIGHUP: reloaded"
     # the file broken for the relay too (the status socket it serves named in it)
-    printf '[relay]\nstatus_socket = %s\nmax_connections = 0\n' "$SENV_DIR/relay.sock" >"$CONF"
+    printf '[relay]\nstatus_socket = %s\nmax_connections = 70000\n' "$SENV_DIR/relay.sock" >"$CONF"
     kill -HUP "$SENV_RELAY_PID"
-    wait_relay_log "SIGHUP: configuration not reloaded.*$CONF:3: max_connections = '0' is invalid"
+    wait_relay_log "SIGHUP: configuration not reloaded.*$CONF:3: max_connections = '70000' is invalid"
     # the first reload's lines all came before: it found nothing else changed
     refute grep -q "other settings changed" "$SENV_RELAY_LOG"
     SMBDIRECT_FALLBACK=none SMBDIRECT_LOG=info via_shim -c ls
     [ "$status" -eq 0 ]
     [[ "$output" == *"tunneled over SMB Direct (soft"* ]]
-    [[ "$output" == *"warn: $CONF:3: max_connections = '0' is invalid: use a whole number from 1 to 65536; this concerns the relay, not the shim"* ]]
+    [[ "$output" == *"warn: $CONF:3: max_connections = '70000' is invalid: use a whole number from 0 to 65536; this concerns the relay, not the shim"* ]]
     [ "$(relay_established_count)" -eq 1 ]
     # --status: the socket from the file's good line, the bad one a warning
     run "$SENV_RELAY_BIN" --status
     [ "$status" -eq 0 ]
-    [[ "$output" == *"warning: $CONF:3: max_connections = '0' is invalid"* ]]
+    [[ "$output" == *"warning: $CONF:3: max_connections = '70000' is invalid"* ]]
     [[ "$output" == *"connections: 0 live (max 100,"* ]]
     # a file that cannot be read: the socket from the flag
     run env SMBDIRECT_CONFIG="$SENV_DIR" "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/relay.sock"
@@ -166,16 +166,16 @@ source_of() { sed -n "s/^$1 = .* # //p" <<<"$output"; }
 }
 
 @test "config: --check-config on a bad file names the file and the line and exits 1, for the relay and for the shim through the wrapper" {
-    printf '[relay]\nlisten = 127.0.0.26:5445\nbackend = 127.0.0.26:445\nmax_connections = 0\n[shim]\nfallback = never\n' >"$CONF"
+    printf '[relay]\nlisten = 127.0.0.26:5445\nbackend = 127.0.0.26:445\nmax_connections = 70000\n[shim]\nfallback = never\n' >"$CONF"
     run "$SENV_RELAY_BIN" --check-config "$CONF"
     [ "$status" -eq 1 ]
-    grep -qx "$CONF:4: max_connections = '0' is invalid: use a whole number from 1 to 65536" <<<"$output"
+    grep -qx "$CONF:4: max_connections = '70000' is invalid: use a whole number from 0 to 65536" <<<"$output"
     grep -qx "warning: $CONF:6: fallback = 'never' is invalid: use tcp or none; this concerns the shim, not the relay" <<<"$output"
     refute grep -q '^credits' <<<"$output"
     run "$SENV_WRAPPER_BIN" --check-config "$CONF"
     [ "$status" -eq 1 ]
     grep -qx "$CONF:6: fallback = 'never' is invalid: use tcp or none" <<<"$output"
-    grep -qx "warning: $CONF:4: max_connections = '0' is invalid: use a whole number from 1 to 65536; this concerns the relay, not the shim" <<<"$output"
+    grep -qx "warning: $CONF:4: max_connections = '70000' is invalid: use a whole number from 0 to 65536; this concerns the relay, not the shim" <<<"$output"
     # fixed for the shim: the relay's line is only a warning
     sed -i 's/never/none/' "$CONF"
     run "$SENV_WRAPPER_BIN" --check-config "$CONF"

@@ -156,6 +156,12 @@ static void test_rows_are_consistent(void **state)
 }
 
 /* The documented defaults, field by field. */
+/* The probe prints its own failures; the relay's connection lines are notices. */
+static enum sd_log_level default_log_level(enum sd_program p)
+{
+    return p == SD_PROG_PROBE ? SD_LOG_ERROR : p == SD_PROG_RELAY ? SD_LOG_NOTICE : SD_LOG_WARN;
+}
+
 static void test_defaults(void **state)
 {
     struct sd_settings s;
@@ -169,7 +175,7 @@ static void test_defaults(void **state)
         assert_int_equal(s.portmap.n, 0);
         assert_int_equal(s.addrmap.n, 0);
         assert_int_equal(s.fallback, SD_FALLBACK_TCP);
-        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        assert_int_equal(s.log_level, default_log_level((enum sd_program)p));
         assert_int_equal(s.connect_timeout_ms, 10000);
         assert_int_equal(s.credits, 255);
         assert_int_equal(s.max_send_size, 8136); /* MS-SMBD Appendix B note <5> */
@@ -261,7 +267,7 @@ static void test_words(void **state)
                         "auto, rdma, soft or tcp");
     assert_string_equal(sd_settings_words(ROW(SD_SET_LOG), "<", ">", "|", "|", buf,
                                           sizeof(buf)),
-                        "<debug>|<info>|<warn>|<error>");
+                        "<debug>|<info>|<notice>|<warn>|<error>");
 }
 
 /* ---- the environment and the command line agree ---- */
@@ -495,7 +501,8 @@ static void test_env_errors(void **state)
                          "10.0.0.5 is mapped twice");
     }
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_FALLBACK", "sometimes", "use tcp or none");
-    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud", "use debug, info, warn or error");
+    expect_env_error(SD_PROG_SHIM, "SMBDIRECT_LOG", "loud",
+                     "use debug, info, notice, warn or error");
     expect_env_error(SD_PROG_SHIM, "SMBDIRECT_SOCKBUF", "4M",
                      "use a whole number of bytes from 65536 to 268435456");
     /* The soft-iWARP variables: every program checks them when it starts. */
@@ -522,7 +529,7 @@ static void test_tools_read_their_variables(void **state)
     for (int p = SD_PROG_RELAY; p <= SD_PROG_PROBE; p++) {
         clear_env();
         assert_int_equal(PARSE(&s, (enum sd_program)p, &seen, err, "host"), 1);
-        assert_int_equal(s.log_level, p == SD_PROG_PROBE ? SD_LOG_ERROR : SD_LOG_WARN);
+        assert_int_equal(s.log_level, default_log_level((enum sd_program)p));
         setenv("SMBDIRECT_LOG", "debug", 1);
         setenv("SMBDIRECT_SOFT_CRC", "1", 1);
         setenv("SMBDIRECT_SOFT_HANDSHAKE_MS", "150", 1);
@@ -726,7 +733,7 @@ static void test_rendered_blocks_cover_the_rows(void **state)
     sd_settings_markdown(f);
     fclose(f);
     assert_int_equal(count(text, "\n| "), 1 + SD_SET_COUNT); /* "| --- |" and the rows */
-    assert_non_null(strstr(text, "`warn` (probe: `error`)"));
+    assert_non_null(strstr(text, "`warn` (relay: `notice`, probe: `error`)"));
     assert_non_null(strstr(text, "16777215 (16 MiB − 1)"));
     free(text);
     /* Man pages: one entry per variable of the shim. */

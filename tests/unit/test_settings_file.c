@@ -222,7 +222,7 @@ static void test_errors_name_file_line_key_and_values(void **state)
     expect_error(SD_PROG_SHIM, "\n\ncredit = 64\n", ":3: unknown key 'credit'");
     expect_error(SD_PROG_SHIM, "timeout = 64\n", ":1: unknown key 'timeout'"); /* variables' */
     expect_error(SD_PROG_SHIM, "transport\n", ":1: 'transport' is no setting: use key = value");
-    expect_error(SD_PROG_SHIM, "log = loud\n", "use debug, info, warn or error");
+    expect_error(SD_PROG_SHIM, "log = loud\n", "use debug, info, notice, warn or error");
     expect_error(SD_PROG_RELAY, "[relay]\nports = 445\n",
                  ":2: 'ports' is not a setting of the relay");
     expect_error(SD_PROG_RELAY, "[relay]\ncredits = 1000\n", ":2: credits = '1000' is invalid");
@@ -235,11 +235,11 @@ static void test_errors_name_file_line_key_and_values(void **state)
 static void test_other_programs_lines_warn(void **state)
 {
     (void)state;
-    expect_warning(SD_PROG_SHIM, "[relay]\nmax_connections = 0\n",
-                   ":2: max_connections = '0' is invalid: use a whole number from 1 to 65536; "
+    expect_warning(SD_PROG_SHIM, "[relay]\nmax_connections = 70000\n",
+                   ":2: max_connections = '70000' is invalid: use a whole number from 0 to 65536; "
                    "this concerns the relay, not the shim");
-    expect_warning(SD_PROG_SHIM, "max_connections = 0\n", /* only the relay takes it */
-                   ":1: max_connections = '0' is invalid: use a whole number from 1 to 65536; "
+    expect_warning(SD_PROG_SHIM, "max_connections = 70000\n", /* only the relay takes it */
+                   ":1: max_connections = '70000' is invalid: use a whole number from 0 to 65536; "
                    "this concerns the relay, not the shim");
     expect_warning(SD_PROG_SHIM, "[relay]\nports = 445\n",
                    ":2: 'ports' is not a setting of the relay; this concerns the relay, not the "

@@ -352,13 +352,13 @@ static void test_file_lines_of_others_warn(void **state)
     (void)state;
     assert_true(fd >= 0);
     assert_non_null(f = fdopen(fd, "w"));
-    fputs("[relay]\nmax_connections = 0\n[shim]\nfallback = none\n", f);
+    fputs("[relay]\nmax_connections = 70000\n[shim]\nfallback = none\n", f);
     fclose(f);
     setenv("SMBDIRECT_CONFIG", conf, 1);
     assert_int_equal(load_capturing(&cfg, log, sizeof(log)), 0);
     assert_true(cfg.valid);
     assert_int_equal(cfg.set.fallback, SD_FALLBACK_NONE);
-    if (!strstr(log, " warn: ") || !strstr(log, ":2: max_connections = '0' is invalid: ") ||
+    if (!strstr(log, " warn: ") || !strstr(log, ":2: max_connections = '70000' is invalid: ") ||
         !strstr(log, "this concerns the relay, not the shim") ||
         strchr(log, '\n') != log + strlen(log) - 1)
         fail_msg("logged '%s', not one warning line naming the relay's line", log);

@@ -2,8 +2,10 @@
 /* tools/relay/relay.h — smbdirect-relay's parts: its event loops (relay_loops.c: one
  * per thread, each owning the connections it was given), the connections
  * (relay_conn.c: accept, negotiate, backend connect, bridge, end), who may connect
- * (relay_admit.c: the access list and the connection limits), the live status
- * (relay_status.c: the UNIX socket and --status) and the program (relay_main.c:
+ * (relay_admit.c: the access list and the connection limits), whether the backend
+ * answers (relay_backend.c), how many connections the open-file limit allows
+ * (relay_fds.c), the live status (relay_status.c: the UNIX socket and --status), what
+ * systemd is told (relay_service.c, over relay_notify.c) and the program (relay_main.c:
  * settings, signals, drain and reload).
  *
  * Threads: loop 0 is the main thread's; it alone runs the listener, the signals, the
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "relay_notify.h"
 #include "sd_addr.h"
 #include "sd_loop.h"
 #include "sd_settings.h"
@@ -67,6 +70,28 @@ struct relay_counts {
     uint64_t accepted;       /* connections admitted */
     uint64_t refused_access; /* refused by the access list */
     uint64_t refused_limit;  /* refused by a connection limit */
+    uint64_t refused_backend; /* refused while the backend was down */
+};
+
+/* Whether the backend answers (relay_backend.c). */
+struct relay_backend {
+    int down;               /* under admit_lock: relay_admit refuses while set */
+    uint64_t down_ms;       /* under admit_lock: since when */
+    uint64_t refused_before; /* under admit_lock: counts.refused_backend then */
+    char why[64];           /* under admit_lock: the connect's error that said so */
+    int probe_fd;           /* main thread: the check's connect in flight, or -1 */
+    int64_t probe_timer;    /* main thread: its timeout, or the next check */
+};
+
+/* What systemd is told (relay_service.c). */
+struct relay_service {
+    struct relay_notify notify;  /* set before the loops' threads start */
+    atomic_int status_queued;    /* a STATUS= update is posted or timed */
+    uint64_t status_sent_ms;     /* main thread, as the rest */
+    int64_t status_timer;
+    char status[160];            /* the last STATUS= sent */
+    int stopping;                /* STOPPING=1 sent */
+    int failed;                  /* a send failed (logged once) */
 };
 
 struct relay {
@@ -90,6 +115,8 @@ struct relay {
                                    accepted and released as it is freed (relay_live) */
     struct relay_client *clients;
     struct relay_counts counts;
+    struct relay_backend backend;
+    struct relay_service service;
     atomic_int draining;        /* SIGTERM: no new connections, live ones may finish */
     int64_t drain_timer;
     const char *stop_reason;    /* relay_conn_stop_all's, for the loops it posts to */
@@ -128,8 +155,8 @@ void relay_conn_stop_all(struct relay *r, const char *reason);
 /* ---- relay_admit.c ---- */
 
 /* smbd_link_opts.admit with the relay_conn being accepted as ctx: the access list, the
- * total and the per-client limit. 0 (the connection now counts) or -EACCES, with a
- * refusal line logged at most once a minute per client address. */
+ * backend's state, the total and the per-client limit. 0 (the connection now counts) or
+ * -EACCES, with a refusal line logged at most once a minute per client address. */
 int relay_admit(void *ctx, const struct sockaddr *peer);
 /* The connection no longer counts (it ended, or never got past its accept). Any
  * loop's thread. Returns how many connections still count. */
@@ -138,6 +165,41 @@ unsigned relay_release(struct relay_conn *c);
 unsigned relay_live(struct relay *r);
 /* Frees the admission entries. */
 void relay_admit_free(struct relay *r);
+
+/* ---- relay_backend.c ---- */
+
+/* A connection's backend connect failed with err (any loop's thread): the backend is
+ * down, new connections are refused (relay_admit) and the main loop checks it every
+ * 2 s until a connect succeeds. Logged once each way. */
+void relay_backend_failed(struct relay *r, int err);
+/* Main thread, at exit: ends the check in flight. */
+void relay_backend_stop(struct relay *r);
+
+/* ---- relay_fds.c ---- */
+
+/* Raises the soft RLIMIT_NOFILE to the hard one (where that is denied, as under the
+ * unit's system call filter, LimitNOFILE= set both). */
+void relay_fds_raise(void);
+/* s->max_connections 0 becomes the connections the open-file limit leaves room for (the
+ * provider's descriptors and the backend socket each, after the relay's own); an
+ * explicit one above that is warned about. at_start: logs the figures too. */
+void relay_fds_fit(const struct relay *r, struct sd_settings *s, int at_start);
+
+/* ---- relay_service.c ---- */
+
+/* Notifications to $NOTIFY_SOCKET (none when unset). Main thread, before the loops. */
+void relay_service_open(struct relay *r);
+/* READY=1 with the status: serving (at start, and after each SIGHUP). */
+void relay_service_ready(struct relay *r);
+/* RELOADING=1 (SIGHUP's reload begins). */
+void relay_service_reloading(struct relay *r);
+/* STOPPING=1 (once). */
+void relay_service_stopping(struct relay *r);
+/* The live connections or the backend's state changed (any thread): STATUS= follows,
+ * at most once a second. */
+void relay_service_changed(struct relay *r);
+/* Main thread, once the loops' threads have stopped. */
+void relay_service_close(struct relay *r);
 
 /* ---- relay_snapshot.c ---- */
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_admit.c — who may connect to the relay: the access list
- * (SMBDIRECT_ALLOW), the total and the per-client connection limits, asked by the
- * provider before anything is set up for a connection. The backend sees every client as
- * the relay's own address, so this is where clients are told apart. Refusals are
- * counted; each client address gets at most one refusal line per REFUSAL_LOG_MS, the
- * next one saying how many went unlogged. */
+ * (SMBDIRECT_ALLOW), the backend's state (none while it is down: relay_backend.c), the
+ * total and the per-client connection limits, asked by the provider before anything is
+ * set up for a connection. The backend sees every client as the relay's own address, so
+ * this is where clients are told apart. Refusals are counted; each client address gets
+ * at most one refusal line per REFUSAL_LOG_MS, the next one saying how many went
+ * unlogged. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -91,10 +92,10 @@ static int refuse(struct relay_client *e, uint64_t *counter, const char *why)
         return -EACCES;
     }
     if (e->unlogged)
-        fprintf(stderr, "relay: refused a connection from %s: %s (and %llu more since the "
-                "last line)\n", e->addr, why, (unsigned long long)e->unlogged);
+        sd_warn("refused a connection from %s: %s (and %llu more since the last line)", e->addr,
+                why, (unsigned long long)e->unlogged);
     else
-        fprintf(stderr, "relay: refused a connection from %s: %s\n", e->addr, why);
+        sd_warn("refused a connection from %s: %s", e->addr, why);
     e->last_log_ms = now;
     e->unlogged = 0;
     return -EACCES;
@@ -111,11 +112,15 @@ static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
     client_key(peer, key, sizeof(key));
     e = client_get(r, key);
     if (!e) {
-        sd_error("relay: out of memory admitting a connection from %s", key);
+        sd_error("out of memory admitting a connection from %s", key);
         return -ENOMEM;
     }
     if (!sd_prefix_list_match(&s->allow, peer))
         return refuse(e, &r->counts.refused_access, "not in the access list (allow)");
+    if (r->backend.down) {
+        snprintf(why, sizeof(why), "backend %s is down (%s)", r->backend_str, r->backend.why);
+        return refuse(e, &r->counts.refused_backend, why);
+    }
     if (r->live >= s->max_connections) {
         snprintf(why, sizeof(why), "%u connections are live (max_connections %u)", r->live,
                  s->max_connections);

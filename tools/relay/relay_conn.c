@@ -3,7 +3,7 @@
  * (onto the loop with the fewest connections, admitted by relay_admit before anything
  * is set up), the passive SMB Direct negotiation, the non-blocking backend connect, the
  * bridge, and its end with the log lines --help documents. No step blocks the other
- * connections. */
+ * connections. A backend connect that fails marks the backend down (relay_backend.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,13 +29,16 @@ static void conn_free(struct relay_conn *c)
     atomic_fetch_sub(&l->count, 1);
     live = relay_release(c);
     free(c);
+    relay_service_changed(r);
     if (live == 0 && atomic_load(&r->draining))
         sd_loop_stop(r->loop);
 }
 
+/* The client's address is known once relay_admit has run: a provider that fails a
+ * connection before that logs the address itself. */
 static void conn_failed(struct relay_conn *c, const char *what)
 {
-    fprintf(stderr, "relay: conn %u failed: %s\n", c->id, what);
+    sd_error("conn %u failed: client %s: %s", c->id, c->peer[0] ? c->peer : "unknown", what);
 }
 
 /* ---- bridged ---- */
@@ -45,48 +48,52 @@ static void conn_bridge_ended(void *ctx, const struct smbd_bridge_stats *st, int
     struct relay_conn *c = ctx;
     const struct smbd_stats *s = &st->smbd;
 
-    fprintf(stderr,
-            "relay: conn %u closed: smbd_in %llu msgs %llu bytes, smbd_out %llu msgs %llu bytes, "
-            "fragments in %llu out %llu, reason %s\n",
-            c->id, (unsigned long long)s->msgs_delivered, (unsigned long long)s->bytes_delivered,
-            (unsigned long long)s->msgs_sent, (unsigned long long)s->bytes_sent,
-            (unsigned long long)s->fragments_received, (unsigned long long)s->fragments_sent,
-            st->reason);
+    sd_notice("conn %u closed: smbd_in %llu msgs %llu bytes, smbd_out %llu msgs %llu bytes, "
+              "fragments in %llu out %llu, reason %s",
+              c->id, (unsigned long long)s->msgs_delivered, (unsigned long long)s->bytes_delivered,
+              (unsigned long long)s->msgs_sent, (unsigned long long)s->bytes_sent,
+              (unsigned long long)s->fragments_received, (unsigned long long)s->fragments_sent,
+              st->reason);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
-        fprintf(stderr,
-                "relay: conn %u channel: rdma_read %llu ops %llu bytes (WRITE data), rdma_write "
-                "%llu ops %llu bytes (READ data), buffers peak %llu bytes, memory waits %llu "
-                "(%llu ms)\n",
-                c->id, (unsigned long long)st->chan.rdma_reads,
-                (unsigned long long)st->chan.rdma_read_bytes,
-                (unsigned long long)st->chan.rdma_writes,
-                (unsigned long long)st->chan.rdma_write_bytes,
-                (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
-                (unsigned long long)st->chan.mem_wait_ms);
+        sd_notice("conn %u channel: rdma_read %llu ops %llu bytes (WRITE data), rdma_write "
+                  "%llu ops %llu bytes (READ data), buffers peak %llu bytes, memory waits %llu "
+                  "(%llu ms)",
+                  c->id, (unsigned long long)st->chan.rdma_reads,
+                  (unsigned long long)st->chan.rdma_read_bytes,
+                  (unsigned long long)st->chan.rdma_writes,
+                  (unsigned long long)st->chan.rdma_write_bytes,
+                  (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
+                  (unsigned long long)st->chan.mem_wait_ms);
     if (c->r->log_stats)
-        fprintf(stderr,
-                "relay: conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "
-                "in %llu out %llu credits granted %llu received %llu err %d\n",
-                c->id, (unsigned long long)st->stream_bytes_in,
-                (unsigned long long)st->stream_bytes_out,
-                (unsigned long long)s->keepalives_received, (unsigned long long)s->keepalives_sent,
-                (unsigned long long)s->credits_granted, (unsigned long long)s->credits_received,
-                err);
+        sd_notice("conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "
+                  "in %llu out %llu credits granted %llu received %llu err %d",
+                  c->id, (unsigned long long)st->stream_bytes_in,
+                  (unsigned long long)st->stream_bytes_out,
+                  (unsigned long long)s->keepalives_received,
+                  (unsigned long long)s->keepalives_sent, (unsigned long long)s->credits_granted,
+                  (unsigned long long)s->credits_received, err);
     conn_free(c);
 }
 
-static void conn_print_established(const struct relay_conn *c, const struct smbd_link *k)
+/* The line names the backend connection's local port: the backend's log (smbd's
+ * client port) says which client each of its connections serves. */
+static void conn_print_established(const struct relay_conn *c, const struct smbd_link *k,
+                                   int backend_fd)
 {
     const struct sd_cm_result *cm = smbd_link_cm(k);
+    struct sockaddr_storage local;
+    socklen_t len = sizeof(local);
     struct smbd_params p;
 
+    if (getsockname(backend_fd, (struct sockaddr *)&local, &len) < 0)
+        memset(&local, 0, sizeof(local));
     smbd_conn_query(smbd_link_conn(k), &p);
-    fprintf(stderr,
-            "relay: conn %u from %s established: version 0x%04x credits %u/%u send %u recv %u "
-            "frag %u peer_frag %u rw %u ird %u ord %u\n",
-            c->id, c->peer, p.neg.protocol, p.neg.send_credit_target, p.neg.receive_credit_max,
-            p.neg.max_send_size, p.neg.max_receive_size, p.neg.max_fragmented_recv_size,
-            p.neg.max_fragmented_send_size, p.neg.max_read_write_size, cm->ird, cm->ord);
+    sd_notice("conn %u from %s established: version 0x%04x credits %u/%u send %u recv %u "
+              "frag %u peer_frag %u rw %u ird %u ord %u, backend %s via port %d",
+              c->id, c->peer, p.neg.protocol, p.neg.send_credit_target, p.neg.receive_credit_max,
+              p.neg.max_send_size, p.neg.max_receive_size, p.neg.max_fragmented_recv_size,
+              p.neg.max_fragmented_send_size, p.neg.max_read_write_size, cm->ird, cm->ord,
+              c->r->backend_str, sd_addr_port((struct sockaddr *)&local));
 }
 
 /* ---- backend connect ---- */
@@ -116,13 +123,22 @@ static void backend_connect_done(struct relay_conn *c, int err)
         return;
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    conn_print_established(c, k);
+    conn_print_established(c, k, fd);
     c->state = RELAY_CONN_BRIDGED;
     c->bridge = smbd_bridge_start(loop, k, fd, &r->bridge_opts, conn_bridge_ended, c);
     if (!c->bridge) {
         conn_failed(c, "cannot start the bridge");
         conn_free(c);
     }
+}
+
+/* The connect to the backend failed with err: c ends, and the backend is down. */
+static void backend_unreachable(struct relay_conn *c, int err)
+{
+    struct relay *r = c->r;
+
+    backend_connect_done(c, err);
+    relay_backend_failed(r, err);
 }
 
 static void backend_writable_cb(void *ctx, int revents)
@@ -134,7 +150,10 @@ static void backend_writable_cb(void *ctx, int revents)
     (void)revents;
     if (getsockopt(c->backend_fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
         soerr = errno;
-    backend_connect_done(c, soerr);
+    if (soerr)
+        backend_unreachable(c, soerr);
+    else
+        backend_connect_done(c, 0);
 }
 
 static void backend_timeout_cb(void *ctx, uint64_t now)
@@ -143,7 +162,7 @@ static void backend_timeout_cb(void *ctx, uint64_t now)
 
     (void)now;
     c->connect_timer = 0;
-    backend_connect_done(c, ETIMEDOUT);
+    backend_unreachable(c, ETIMEDOUT);
 }
 
 static void backend_connect_start(struct relay_conn *c)
@@ -162,9 +181,13 @@ static void backend_connect_start(struct relay_conn *c)
         backend_connect_done(c, 0);
         return;
     }
-    if (errno != EINPROGRESS ||
-        (rc = sd_loop_add_fd(c->l->loop, fd, SD_EV_OUT, backend_writable_cb, c)) < 0) {
-        backend_connect_done(c, errno != EINPROGRESS ? errno : -rc);
+    if (errno != EINPROGRESS) {
+        backend_unreachable(c, errno);
+        return;
+    }
+    rc = sd_loop_add_fd(c->l->loop, fd, SD_EV_OUT, backend_writable_cb, c);
+    if (rc < 0) {
+        backend_connect_done(c, -rc);
         return;
     }
     c->connect_timer = sd_loop_add_timer(c->l->loop,
@@ -201,7 +224,7 @@ static void accept_on(struct relay_loop *l)
     int rc;
 
     if (!c) {
-        sd_error("relay: out of memory accepting a connection");
+        sd_error("out of memory accepting a connection");
         return;
     }
     c->r = r;
@@ -224,12 +247,13 @@ static void accept_on(struct relay_loop *l)
     atomic_store(&r->next_id, c->id); /* only the listener's holder numbers connections */
     atomic_fetch_add(&l->count, 1);
     DL_APPEND(l->conns, c);
+    relay_service_changed(r);
 }
 
 static void listener_watch(struct relay *r)
 {
     if (r->listener && sd_loop_add_fd(r->loop, r->listener_fd, SD_EV_IN, relay_conn_accept, r) < 0)
-        sd_error("relay: cannot watch the listener again: not accepting");
+        sd_error("cannot watch the listener again: not accepting");
 }
 
 void relay_conn_stop_listening(struct relay *r)
@@ -261,7 +285,7 @@ static void accept_lent(void *ctx)
 
     accept_on(l);
     if (sd_loop_post(l->r->loop, listener_returned, l->r) < 0)
-        sd_error("relay: cannot give the listener back to the main loop: not accepting");
+        sd_error("cannot give the listener back to the main loop: not accepting");
 }
 
 /* The loop a new connection goes to: the one with the fewest, the lowest index on a tie. */
@@ -321,5 +345,5 @@ void relay_conn_stop_all(struct relay *r, const char *reason)
     r->stop_reason = reason;
     for (unsigned i = 0; i < r->nloops; i++)
         if (relay_loop_run_on(&r->loops[i], stop_on_loop, &r->loops[i]) < 0)
-            sd_error("relay: cannot reach event loop %u to end its connections", i);
+            sd_error("cannot reach event loop %u to end its connections", i);
 }

@@ -17,7 +17,7 @@ static void *loop_thread(void *arg)
     int rc = sd_loop_run(l->loop);
 
     if (rc < 0)
-        sd_error("relay: event loop %u failed: %s", l->index, strerror(-rc));
+        sd_error("event loop %u failed: %s", l->index, strerror(-rc));
     return NULL;
 }
 
@@ -37,7 +37,7 @@ int relay_loops_start(struct relay *r, unsigned n)
 
     r->loops = calloc(n, sizeof(*r->loops));
     if (!r->loops) {
-        fprintf(stderr, "smbdirect-relay: out of memory for %u event loops\n", n);
+        sd_error("out of memory for %u event loops", n);
         return -1;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -47,14 +47,13 @@ int relay_loops_start(struct relay *r, unsigned n)
         l->index = i;
         l->loop = i ? sd_loop_new() : r->loop;
         if (!l->loop) {
-            fprintf(stderr, "smbdirect-relay: cannot set up event loop %u\n", i);
+            sd_error("cannot set up event loop %u", i);
             return -1;
         }
         sd_loop_set_busy_poll(l->loop, r->set.busy_poll_us); /* before its thread runs */
         r->nloops = i + 1;
         if (i && (rc = pthread_create(&l->thread, NULL, loop_thread, l)) != 0) {
-            fprintf(stderr, "smbdirect-relay: cannot start the thread of event loop %u: %s\n",
-                    i, strerror(rc));
+            sd_error("cannot start the thread of event loop %u: %s", i, strerror(rc));
             return -1;
         }
         l->has_thread = i > 0;

@@ -4,7 +4,7 @@
  * its own TCP connection to the backend (e.g. Samba smbd), on one event loop per CPU
  * (relay_loops.c). This file is the program: its settings, its signals (SIGTERM
  * drains, SIGHUP reloads the access list and the limits) and --status; relay.h lists
- * the other parts. */
+ * the other parts. Every line it logs is "relay: message" at a level (log.h). */
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -56,26 +56,35 @@ static const char usage_head[] =
 
 static const char usage_tail[] =
     "\n"
-    "Output (stderr, one line each, stable for scripts):\n"
+    "Output (stderr, one line each, stable for scripts; at the log level notice unless\n"
+    "said, with its syslog priority in front when stderr is the systemd journal):\n"
     "  relay: smbdirect-relay VERSION listening on ADDR (TRANSPORT), backend ADDR,\n"
     "         N event loops\n"
+    "  relay: open files: limit L, P per connection, K kept for the relay:\n"
+    "         max_connections N   (at start: what --max-connections 0 gives)\n"
     "  relay: conn N from ADDR established: version 0xVVVV credits T/M send S recv R\n"
-    "         frag F peer_frag P rw W ird I ord O\n"
+    "         frag F peer_frag P rw W ird I ord O, backend ADDR via port N\n"
     "  relay: conn N closed: smbd_in M msgs B bytes, smbd_out M msgs B bytes,\n"
     "         fragments in F out F, reason TEXT\n"
     "  relay: conn N channel: rdma_read N ops B bytes (WRITE data), rdma_write N ops B\n"
     "         bytes (READ data), buffers peak B bytes, memory waits N (T ms)   (when\n"
     "         the SMB2 RDMA read/write channel was used; the peak is bounded by\n"
     "         --channel-memory, past which an I/O waits: N waits, T ms in all)\n"
-    "  relay: conn N failed: TEXT\n"
-    "  relay: refused a connection from ADDR: TEXT   (at most once a minute per ADDR)\n"
+    "  relay: conn N failed: client ADDR: TEXT   (error)\n"
+    "  relay: refused a connection from ADDR: TEXT   (warn; at most once a minute per\n"
+    "         ADDR)\n"
+    "  relay: backend ADDR is down (connect: TEXT); refusing new connections   (error;\n"
+    "         then checked every 2 s)\n"
+    "  relay: backend ADDR is back; admitting again (down N s, N connections refused)\n"
     "\n"
     "SIGINT or SIGTERM stops accepting and lets live connections end for up to\n"
     "--drain-time, then ends the rest; a second signal ends them at once; exit status 0.\n"
     "SIGHUP re-reads the configuration: the access list, the connection limits, the\n"
     "drain time and the log level change at once, live connections untouched; other\n"
     "changes are logged as needing a restart. Exit status 2 means bad arguments, 1 a\n"
-    "failure to start (e.g. the listen address is in use).\n"
+    "failure to start (e.g. the listen address is in use). Under systemd (Type=notify,\n"
+    "$NOTIFY_SOCKET) the relay sends READY=1 once it listens, RELOADING=1 and READY=1\n"
+    "around a SIGHUP, STOPPING=1 when it drains, and its live connections as STATUS=.\n"
     "\n"
     "Example:\n"
     "  smbdirect-relay --listen 127.0.0.1:5445 --backend 127.0.0.1:445\n";
@@ -103,7 +112,7 @@ static void drain_timeout_cb(void *ctx, uint64_t now)
 
     (void)now;
     r->drain_timer = 0;
-    fprintf(stderr, "relay: drain time over, ending %u connections\n", relay_live(r));
+    sd_warn("drain time over, ending %u connections", relay_live(r));
     sd_loop_stop(r->loop);
 }
 
@@ -112,15 +121,16 @@ static void drain_start(struct relay *r, const char *signame)
     unsigned live;
 
     atomic_store(&r->draining, 1);
+    relay_service_stopping(r);
     relay_conn_stop_listening(r);
     live = relay_live(r);
     if (!live || r->set.drain_time_s == 0) {
-        fprintf(stderr, "relay: %s, closing %s connections\n", signame, live ? "all" : "no");
+        sd_notice("%s, closing %s connections", signame, live ? "all" : "no");
         sd_loop_stop(r->loop);
         return;
     }
-    fprintf(stderr, "relay: %s, not accepting; waiting up to %u s for %u connections to end\n",
-            signame, r->set.drain_time_s, live);
+    sd_notice("%s, not accepting; waiting up to %u s for %u connections to end", signame,
+              r->set.drain_time_s, live);
     r->drain_timer = sd_loop_add_timer(r->loop, sd_now_ms() + r->set.drain_time_s * 1000ull,
                                        drain_timeout_cb, r);
 }
@@ -146,7 +156,7 @@ static void print_problems(const struct sd_settings_report *r, int as_warnings)
 {
     for (unsigned i = 0; i < r->kept; i++)
         if (as_warnings || !r->problem[i].is_error)
-            fprintf(stderr, "relay: warning: %s\n", r->problem[i].text);
+            sd_warn("warning: %s", r->problem[i].text);
 }
 
 static void reload(struct relay *r)
@@ -165,10 +175,10 @@ static void reload(struct relay *r)
         print_problems(&rep, 0);
     }
     if (why) {
-        fprintf(stderr, "relay: SIGHUP: configuration not reloaded, the settings in force "
-                "stay: %s\n", why);
+        sd_error("SIGHUP: configuration not reloaded, the settings in force stay: %s", why);
         return;
     }
+    relay_fds_fit(r, &next, 0);
     rest = next; /* the new file's other settings beside the reloadable ones in force */
     copy_reloadable(&rest, &r->set);
     others = memcmp(&rest, &r->set, sizeof(rest)) != 0;
@@ -176,13 +186,12 @@ static void reload(struct relay *r)
     copy_reloadable(&r->set, &next);
     pthread_mutex_unlock(&r->admit_lock);
     sd_log_set_level(r->set.log_level);
-    fprintf(stderr, "relay: SIGHUP: reloaded: allow %s, max_connections %u, "
-            "max_connections_per_client %u, drain_time %u s (live connections untouched)\n",
-            sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)), r->set.max_connections,
-            r->set.max_connections_per_client, r->set.drain_time_s);
+    sd_notice("SIGHUP: reloaded: allow %s, max_connections %u, max_connections_per_client %u, "
+              "drain_time %u s (live connections untouched)",
+              sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)), r->set.max_connections,
+              r->set.max_connections_per_client, r->set.drain_time_s);
     if (others)
-        fprintf(stderr, "relay: SIGHUP: other settings changed too; they take effect when the "
-                "relay restarts\n");
+        sd_warn("SIGHUP: other settings changed too; they take effect when the relay restarts");
 }
 
 static void signal_cb(void *ctx, int revents)
@@ -196,12 +205,14 @@ static void signal_cb(void *ctx, int revents)
         return;
     name = strsignal((int)si.ssi_signo);
     if (si.ssi_signo == SIGHUP) {
+        /* READY=1 whether or not it applied: the relay serves either way */
+        relay_service_reloading(r);
         reload(r);
+        relay_service_ready(r);
     } else if (!atomic_load(&r->draining)) {
         drain_start(r, name);
     } else {
-        fprintf(stderr, "relay: %s again, ending %u connections now\n", name,
-                relay_live(r));
+        sd_notice("%s again, ending %u connections now", name, relay_live(r));
         sd_loop_stop(r->loop);
     }
 }
@@ -213,7 +224,9 @@ static void relay_shutdown(struct relay *r)
     uint64_t end = sd_now_ms() + RELAY_SHUTDOWN_MS;
 
     atomic_store(&r->draining, 1);
+    relay_service_stopping(r);
     relay_conn_stop_listening(r);
+    relay_backend_stop(r);
     if (r->drain_timer > 0)
         sd_loop_cancel_timer(r->loop, r->drain_timer);
     relay_conn_stop_all(r, "relay shutting down");
@@ -227,9 +240,15 @@ static void relay_shutdown(struct relay *r)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "smbdirect-relay: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'smbdirect-relay --help' for more information.\n");
+    char msg[700];
+
+    /* As every program says it, and at error priority for the journal (a unit's bad
+     * setting); the relay's own lines say "relay:" again after it. */
+    snprintf(msg, sizeof(msg), fmt, arg);
+    sd_log_set_program("smbdirect-relay");
+    sd_error("%s", msg);
+    sd_log_set_program("relay");
+    fputs("Try 'smbdirect-relay --help' for more information.\n", stderr);
     return 2;
 }
 
@@ -331,16 +350,16 @@ static void report_memlock(const struct smbd_link_opts *o)
         return;
     if (smbd_memplan_make(&o->cfg, smbd_link_planned_io(o, SMBD_ROLE_PASSIVE), limit, &p) ==
         SMBD_MEMPLAN_REFUSED) {
-        fprintf(stderr, "relay: warning: RLIMIT_MEMLOCK is %llu KiB: not even one SMB Direct "
-                "connection fits (%llu KiB needed); raise it (ulimit -l, LimitMEMLOCK=)\n",
+        sd_warn("RLIMIT_MEMLOCK is %llu KiB: not even one SMB Direct connection fits (%llu KiB "
+                "needed); raise it (ulimit -l, LimitMEMLOCK=)",
                 (unsigned long long)(limit >> 10), (unsigned long long)(p.need_min >> 10));
         return;
     }
-    fprintf(stderr, "relay: RLIMIT_MEMLOCK is %llu KiB: a connection registers %llu KiB for "
-            "good and %llu KiB per I/O in flight (%llu KiB gives one connection full speed); "
-            "later connections get what is left, then are refused\n",
-            (unsigned long long)(limit >> 10), (unsigned long long)(p.fixed >> 10),
-            (unsigned long long)(p.reserve >> 10), (unsigned long long)(p.full >> 10));
+    sd_notice("RLIMIT_MEMLOCK is %llu KiB: a connection registers %llu KiB for good and %llu KiB "
+              "per I/O in flight (%llu KiB gives one connection full speed); later connections "
+              "get what is left, then are refused",
+              (unsigned long long)(limit >> 10), (unsigned long long)(p.fixed >> 10),
+              (unsigned long long)(p.reserve >> 10), (unsigned long long)(p.full >> 10));
 }
 
 /* The listen address's provider and whether it is iWARP; prints the error. */
@@ -358,8 +377,7 @@ static int relay_provider(struct relay *r)
         rc = sd_settings_reach(r->set.transport, provider, (const struct sockaddr *)&l->addr,
                                l->len, &r->opts.provider, &iwarp);
     if (rc < 0) {
-        fprintf(stderr, "smbdirect-relay: no %s device serves %s: %s\n", provider->name,
-                r->listen_str, strerror(-rc));
+        sd_error("no %s device serves %s: %s", provider->name, r->listen_str, strerror(-rc));
         return -1;
     }
     r->opts.smbd_ird_ord_header = iwarp; /* MS-SMBD Appendix A: iWARP only */
@@ -380,11 +398,10 @@ static int relay_status_open(struct relay *r)
     if (r->status)
         return 0;
     if (is_default && (errno == ENOENT || errno == EACCES)) {
-        sd_info("relay: no status socket: %s: %s", path, why);
+        sd_info("no status socket: %s: %s", path, why);
         return 0;
     }
-    fprintf(stderr, "smbdirect-relay: cannot serve the status at %s (status_socket): %s\n", path,
-            why);
+    sd_error("cannot serve the status at %s (status_socket): %s", path, why);
     return -1;
 }
 
@@ -404,17 +421,21 @@ static int relay_signals(struct relay *r)
 
 int main(int argc, char **argv)
 {
-    struct relay r = { .listener_fd = -1, .sigfd = -1, .admit_lock = PTHREAD_MUTEX_INITIALIZER };
+    struct relay r = { .listener_fd = -1, .sigfd = -1, .admit_lock = PTHREAD_MUTEX_INITIALIZER,
+                       .backend = { .probe_fd = -1 } };
     struct relay_args a = { .r = &r };
     struct sd_listen_params lp;
     int rc, err = 0;
 
+    sd_log_set_program("relay");
     if ((rc = parse_args(argc, argv, &r, &a)) != 0)
         return rc;
     if (a.check_config)
         return check_config(&r, &a.rep);
     if (a.status)
         return relay_status_query(r.set.status_socket, a.json);
+    relay_fds_raise();
+    relay_service_open(&r);
     /* Channel buffers and stream queues of megabytes come and go with each client's I/O:
      * a fixed mmap threshold gives each back to the system when freed (glibc's dynamic
      * threshold would rise past them and keep the freed memory in the heap, so a
@@ -433,20 +454,20 @@ int main(int argc, char **argv)
         return 1;
     r.loop = sd_loop_new();
     if (!r.loop || relay_signals(&r) < 0) {
-        fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
+        sd_error("cannot set up the event loop");
         return 1;
     }
     sd_settings_listen_params(&r.set, 128, &lp);
     r.listener = r.opts.provider->listen((struct sockaddr *)&r.set.listen.addr, r.set.listen.len,
                                          &lp, &err);
     if (!r.listener) {
-        fprintf(stderr, "smbdirect-relay: cannot listen on %s (%s): %s\n", r.listen_str,
-                r.opts.provider->name, strerror(err ? -err : ENOMEM));
+        sd_error("cannot listen on %s (%s): %s", r.listen_str, r.opts.provider->name,
+                 strerror(err ? -err : ENOMEM));
         return 1;
     }
     r.listener_fd = r.opts.provider->listener_fd(r.listener);
     if (sd_loop_add_fd(r.loop, r.listener_fd, SD_EV_IN, relay_conn_accept, &r) < 0) {
-        fprintf(stderr, "smbdirect-relay: cannot set up the event loop\n");
+        sd_error("cannot set up the event loop");
         return 1;
     }
     if (relay_loops_start(&r, r.set.loops ? r.set.loops : relay_loops_auto()) < 0 ||
@@ -454,13 +475,16 @@ int main(int argc, char **argv)
         relay_loops_stop(&r);
         return 1;
     }
-    fprintf(stderr, "relay: smbdirect-relay %s listening on %s (%s), backend %s, %u event loops\n",
-            sd_version(), r.listen_str, r.opts.provider->name, r.backend_str, r.nloops);
+    sd_notice("smbdirect-relay %s listening on %s (%s), backend %s, %u event loops",
+              sd_version(), r.listen_str, r.opts.provider->name, r.backend_str, r.nloops);
+    relay_fds_fit(&r, &r.set, 1);
     report_memlock(&r.opts);
+    relay_service_ready(&r);
     rc = sd_loop_run(r.loop);
     if (rc < 0)
-        fprintf(stderr, "smbdirect-relay: event loop failed: %s\n", strerror(-rc));
+        sd_error("event loop failed: %s", strerror(-rc));
     relay_shutdown(&r);
+    relay_service_close(&r);
     relay_status_stop(r.status);
     sd_loop_del_fd(r.loop, r.sigfd);
     close(r.sigfd);

@@ -111,14 +111,19 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     struct relay *r = snap->r;
     struct relay_counts counts;
     unsigned live, max, max_client;
-    uint64_t now = sd_now_ms(), held = bridge_chan_process_mem_used();
+    uint64_t now = sd_now_ms(), held = bridge_chan_process_mem_used(), down_s;
     const char *state = atomic_load(&r->draining) ? "draining" : "accepting";
+    char down_why[sizeof(r->backend.why)];
+    int down;
 
     pthread_mutex_lock(&r->admit_lock);
     counts = r->counts;
     live = r->live;
     max = r->set.max_connections;
     max_client = r->set.max_connections_per_client;
+    down = r->backend.down;
+    down_s = (now - r->backend.down_ms) / 1000;
+    memcpy(down_why, r->backend.why, sizeof(down_why));
     pthread_mutex_unlock(&r->admit_lock);
     qsort(all, n, sizeof(*all), by_id);
     if (snap->json)
@@ -127,27 +132,35 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
                 "\"state\":\"%s\","
                 "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
                 "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
-                "\"refused_limit\":%llu,\"channel_memory_bytes\":%llu,"
+                "\"refused_limit\":%llu,\"refused_backend\":%llu,\"backend_state\":\"%s\","
+                "\"channel_memory_bytes\":%llu,"
                 "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
                 "\"connections\":[",
                 sd_version(), r->listen_str, r->backend_str, r->opts.provider->name, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit, (unsigned long long)held,
-                r->set.channel_memory, r->set.channel_memory_total);
+                (unsigned long long)counts.refused_limit,
+                (unsigned long long)counts.refused_backend, down ? "down" : "up",
+                (unsigned long long)held, r->set.channel_memory, r->set.channel_memory_total);
     else
         fprintf(out,
                 "smbdirect-relay %s on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
                 "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
-                "the access list, %llu by the limits\n"
+                "the access list, %llu by the limits, %llu while the backend was down\n"
                 "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
                 sd_version(), r->listen_str, r->opts.provider->name, r->backend_str, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 max_client, (unsigned long long)counts.accepted,
                 (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit, (unsigned long long)held,
+                (unsigned long long)counts.refused_limit,
+                (unsigned long long)counts.refused_backend, (unsigned long long)held,
                 r->set.channel_memory, r->set.channel_memory_total);
+    if (!snap->json && down)
+        fprintf(out, "backend: down for %llu s (%s), refusing new connections\n",
+                (unsigned long long)down_s, down_why);
+    else if (!snap->json)
+        fputs("backend: up\n", out);
     for (size_t i = 0; i < n; i++) {
         if (snap->json) {
             fputs(i ? "," : "", out);
@@ -224,7 +237,7 @@ static void part_fill(void *ctx)
     if (l->index == 0)
         part_in(p);
     else if (sd_loop_post(l->r->loop, part_in, p) < 0)
-        sd_error("relay: a status snapshot lost loop %u's answer", l->index);
+        sd_error("a status snapshot lost loop %u's answer", l->index);
 }
 
 struct relay_snapshot *relay_snapshot_start(struct relay *r, int json,

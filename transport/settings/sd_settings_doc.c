@@ -152,10 +152,11 @@ static void add_progs(char *buf, size_t len, unsigned progs)
 }
 
 /* Appends the default of the first program in progs, then each other program's that
- * differs from it ("warn (probe: error)"); returns that first program. */
+ * differs from it ("warn (relay: notice, probe: error)"); returns that first program. */
 static int add_defaults(char *buf, size_t len, const struct sd_setting *row, unsigned progs,
                         const struct style *st)
 {
+    const char *sep = " (";
     int first = -1;
 
     for (int p = 0; p < SD_PROG_COUNT; p++) {
@@ -165,11 +166,13 @@ static int add_defaults(char *buf, size_t len, const struct sd_setting *row, uns
             first = p;
             add_default(buf, len, row, row->def[p], st);
         } else if (strcmp(row->def[p], row->def[first]) != 0) {
-            add(buf, len, " (%s: ", sd_settings_prog_names[p]);
+            add(buf, len, "%s%s: ", sep, sd_settings_prog_names[p]);
             add_default(buf, len, row, row->def[p], st);
-            add(buf, len, ")");
+            sep = ", ";
         }
     }
+    if (*sep == ',')
+        add(buf, len, ")");
     return first;
 }
 

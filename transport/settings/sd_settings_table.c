@@ -58,10 +58,15 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "asked (with a warning), none fails the connect with the SMB Direct error" },
     [SD_SET_LOG] = {
         .env = "SMBDIRECT_LOG", .env_progs = ALL, .kind = SD_KIND_LOG,
-        /* The probe prints its own failures: library lines would repeat them. */
-        .def = { [SD_PROG_SHIM] = "warn", [SD_PROG_RELAY] = "warn", [SD_PROG_PROBE] = "error" },
-        .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message, and "
-                "at info the shim logs each tunnel's setup and end with byte counts" },
+        /* The probe prints its own failures: library lines would repeat them. The
+         * relay's connection lines are notices. */
+        .def = { [SD_PROG_SHIM] = "warn", [SD_PROG_RELAY] = "notice",
+                 [SD_PROG_PROBE] = "error" },
+        .help = "log level; lines go to standard error as smbdirect[PID] LEVEL: message "
+                "(the relay's as relay: message), each with its syslog priority when "
+                "standard error is the systemd journal; at info the shim logs each "
+                "tunnel's setup and end with byte counts, at notice the relay logs each "
+                "connection" },
     [SD_SET_CONNECT_TIMEOUT] = {
         .env = "SMBDIRECT_CONNECT_TIMEOUT", .flag = "timeout", .env_progs = SHIM | TOOLS,
         .flag_progs = TOOLS, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_MS, .min = 1,
@@ -191,11 +196,12 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "it" },
     [SD_SET_MAX_CONNECTIONS] = {
         .env = "SMBDIRECT_MAX_CONNECTIONS", .flag = "max-connections", .env_progs = RELAY,
-        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 1, .max = 65536,
-        .def = SAME("1024"),
+        .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 0, .max = 65536,
+        .def = SAME("0"),
         .help = "connections the relay serves at once (negotiating ones included): past it, "
-                "new connections are refused and live ones are never disturbed; SIGHUP "
-                "re-reads it" },
+                "new connections are refused and live ones are never disturbed; 0: as many "
+                "as the open-file limit allows (ulimit -n, LimitNOFILE=; the relay logs the "
+                "number at start); SIGHUP re-reads it" },
     [SD_SET_MAX_CONNECTIONS_PER_CLIENT] = {
         .env = "SMBDIRECT_MAX_CONNECTIONS_PER_CLIENT", .flag = "max-connections-per-client",
         .env_progs = RELAY, .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 1,

@@ -8,6 +8,7 @@ const struct sd_provider_ops sd_verbs_provider = {
     .name = "rdma",
     .remote_invalidation = 0,
     .pins_memory = 1,
+    .fds_per_qp = 5,
     .is_iwarp = sd_verbs_is_iwarp,
     .connect = sd_verbs_connect,
     .listen = sd_verbs_listen,
