@@ -62,11 +62,22 @@ struct relay_loop {
                                      negotiates ends */
 };
 
+/* Why relay_admit refused a connection: a new reason is one entry here and its name in
+ * relay_refusal_names (relay_admit.c); the status counts each. */
+enum relay_refusal {
+    RELAY_REFUSED_ACCESS_LIST,     /* not in allow */
+    RELAY_REFUSED_MAX_CONNECTIONS, /* max_connections were live */
+    RELAY_REFUSED_PER_CLIENT,      /* max_connections_per_client were live from its address */
+    RELAY_REFUSAL_REASONS
+};
+
+/* Each reason's name in the status, text and JSON ("access_list", ...). */
+extern const char *const relay_refusal_names[RELAY_REFUSAL_REASONS];
+
 /* Counters of the admission checks (the status shows them). */
 struct relay_counts {
-    uint64_t accepted;       /* connections admitted */
-    uint64_t refused_access; /* refused by the access list */
-    uint64_t refused_limit;  /* refused by a connection limit */
+    uint64_t accepted;                        /* connections admitted */
+    uint64_t refused[RELAY_REFUSAL_REASONS];  /* connections refused, by reason */
 };
 
 struct relay {

@@ -102,6 +102,22 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The refusals by reason: "refused":{"access_list":N,...}, or a line "refused: N by
+ * access_list, ...". */
+static void refused_write(const struct relay_counts *counts, int json, FILE *out)
+{
+    fputs(json ? "\"refused\":{" : "refused:", out);
+    for (int i = 0; i < RELAY_REFUSAL_REASONS; i++) {
+        unsigned long long k = counts->refused[i];
+
+        if (json)
+            fprintf(out, "%s\"%s\":%llu", i ? "," : "", relay_refusal_names[i], k);
+        else
+            fprintf(out, "%s %llu by %s", i ? "," : "", k, relay_refusal_names[i]);
+    }
+    fputs(json ? "}," : "\n", out);
+}
+
 /* The whole status: the relay's own figures (read under admit_lock: the loops change
  * them), then the connections of every part, oldest first. */
 static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *all, size_t n,
@@ -112,6 +128,7 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     unsigned live, max, max_client;
     uint64_t now = sd_now_ms(), held = bridge_chan_process_mem_used();
     const char *state = atomic_load(&r->draining) ? "draining" : "accepting";
+    char per_client[32] = "no per-client limit";
 
     pthread_mutex_lock(&r->admit_lock);
     counts = r->counts;
@@ -120,32 +137,31 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     max_client = r->set.max_connections_per_client;
     pthread_mutex_unlock(&r->admit_lock);
     qsort(all, n, sizeof(*all), by_id);
+    if (max_client)
+        snprintf(per_client, sizeof(per_client), "%u per client", max_client);
     if (snap->json)
         fprintf(out,
                 "{\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\",\"state\":\"%s\","
                 "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
-                "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
-                "\"refused_limit\":%llu,\"channel_memory_bytes\":%llu,"
-                "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
-                "\"connections\":[",
+                "\"max_connections_per_client\":%u,\"accepted\":%llu,",
                 r->listen_str, r->backend_str, r->opts.provider->name, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
-                max_client, (unsigned long long)counts.accepted,
-                (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit, (unsigned long long)held,
-                r->set.channel_memory, r->set.channel_memory_total);
+                max_client, (unsigned long long)counts.accepted);
     else
         fprintf(out,
                 "relay on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
-                "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
-                "the access list, %llu by the limits\n"
-                "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
+                "connections: %u live (max %u, %s), %llu accepted\n",
                 r->listen_str, r->opts.provider->name, r->backend_str, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
-                max_client, (unsigned long long)counts.accepted,
-                (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit, (unsigned long long)held,
-                r->set.channel_memory, r->set.channel_memory_total);
+                per_client, (unsigned long long)counts.accepted);
+    refused_write(&counts, snap->json, out);
+    if (snap->json)
+        fprintf(out, "\"channel_memory_bytes\":%llu,\"channel_memory_per_connection\":%u,"
+                "\"channel_memory_total\":%u,\"connections\":[",
+                (unsigned long long)held, r->set.channel_memory, r->set.channel_memory_total);
+    else
+        fprintf(out, "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
+                (unsigned long long)held, r->set.channel_memory, r->set.channel_memory_total);
     for (size_t i = 0; i < n; i++) {
         if (snap->json) {
             fputs(i ? "," : "", out);
