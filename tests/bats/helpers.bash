@@ -9,7 +9,7 @@
 # smb_proof .13, smb_concurrency .14, smb_fallback .15, smb_failure .16, smb_channel .17,
 # smb_soak .18, smb_conformance .19, smb_halfclose .24, smb_clients .25, smb_config .26,
 # smb_addrmap .27 (and .28, where nothing listens); smb_mount .29; smb_relay_ops .31 (the
-# relay on [::]:5446, clients from 127.0.0.1 and ::1);
+# relay on [::]:5446, clients from 127.0.0.1 and ::1); smb_torture .32; smb_limits .36;
 # scripts/demo .21, scripts/bench .22, scripts/soak .23 (its default). smb_faults uses no loopback address:
 # 10.213.0.1/.2 on a veth pair into a network namespace it creates.
 #
@@ -60,6 +60,32 @@ smb() {
 relay_established_count() {
     [ -f "$SENV_RELAY_LOG" ] || { echo 0; return; }
     grep -c 'relay: conn .* established' "$SENV_RELAY_LOG" || true
+}
+
+# status_json — the relay's live status (--status --json from its status socket).
+status_json() {
+    SMBDIRECT_CONFIG='' "$SENV_RELAY_BIN" --status --json --status-socket "$SENV_DIR/relay.sock"
+}
+
+# status EXPR — a Python expression over the relay's JSON status (its keys are names).
+status() {
+    status_json | python3 -c 'import json, sys; print(eval(sys.argv[1], {}, json.load(sys.stdin)))' "$1"
+}
+
+# await_status EXPR VALUE — waits up to 10 s until status EXPR prints VALUE.
+await_status() {
+    local i
+    for i in $(seq 100); do [ "$(status "$1")" = "$2" ] && return 0; sleep 0.1; done
+    echo "status $1 is $(status "$1"), not $2" >&2
+    return 1
+}
+
+# await_log TEXT — waits up to 10 s for a relay log line holding TEXT.
+await_log() {
+    local i
+    for i in $(seq 100); do grep -qF -- "$1" "$SENV_RELAY_LOG" && return 0; sleep 0.1; done
+    echo "the relay never logged: $1" >&2
+    return 1
 }
 
 # last_conn_line WHAT — the relay's "closed" or "channel" line of its latest connection

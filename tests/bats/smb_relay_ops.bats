@@ -84,36 +84,11 @@ got() {
     assert_same_file "$SENV_SHARE/big" "$W/$1"
 }
 
-status_json() {
-    SMBDIRECT_CONFIG='' "$SENV_RELAY_BIN" --status --json --status-socket "$SENV_DIR/relay.sock"
-}
-
-# status EXPR — a Python expression over the relay's JSON status (its keys are names).
-status() {
-    status_json | python3 -c 'import json, sys; print(eval(sys.argv[1], {}, json.load(sys.stdin)))' "$1"
-}
-
-# await_status EXPR VALUE — waits up to 10 s until status EXPR prints VALUE.
-await_status() {
-    local i
-    for i in $(seq 100); do [ "$(status "$1")" = "$2" ] && return 0; sleep 0.1; done
-    echo "status $1 is $(status "$1"), not $2" >&2
-    return 1
-}
-
 # await_exit PID — waits up to 10 s for process PID to exit; fails while it still runs.
 await_exit() {
     local i
     for i in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
     echo "process $1 still runs after 10 s" >&2
-    return 1
-}
-
-# await_log TEXT — waits up to 10 s for a relay log line holding TEXT.
-await_log() {
-    local i
-    for i in $(seq 100); do grep -qF -- "$1" "$SENV_RELAY_LOG" && return 0; sleep 0.1; done
-    echo "the relay never logged: $1" >&2
     return 1
 }
 
