@@ -69,7 +69,7 @@ int cf_smbd_connect(struct cf_smbd *s, const struct cf_target *t)
                             &s->cm, &err);
     if (!s->qp)
         return fail(s, err ? err : -EIO, "RDMA connect (%s) failed: %s", s->ops->name,
-                    strerror(err ? -err : EIO));
+                    sd_cm_strerror(err ? err : -EIO));
     err = s->ops->reg_mr(s->qp, s->recv_mem, rbytes, SD_ACCESS_LOCAL_WRITE, &s->recv_mr);
     if (err == 0)
         err = s->ops->reg_mr(s->qp, s->send_mem, (size_t)CF_SMBD_SEND_SLOTS * s->send_slot_size,

@@ -2,6 +2,9 @@
 /* transport/provider.c — helpers shared by every user of the provider interface. */
 #include "provider.h"
 
+#include <errno.h>
+#include <string.h>
+
 const char *sd_wc_status_str(enum sd_wc_status status)
 {
     switch (status) {
@@ -14,4 +17,11 @@ const char *sd_wc_status_str(enum sd_wc_status status)
     case SD_WC_FATAL: return "transport failure";
     }
     return "unknown status";
+}
+
+const char *sd_cm_strerror(int err)
+{
+    if (err == -EACCES)
+        return "refused by the server (its access policy or connection limits)";
+    return strerror(-err);
 }

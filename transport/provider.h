@@ -200,7 +200,12 @@ struct sd_provider_ops {
      * no RDMA device reaches dst. Soft-iWARP always answers 1. */
     sd_is_iwarp_fn *is_iwarp;
 
-    /* Active side: connect to addr, bounded by timeout_ms. NULL with *err set. */
+    /* Active side: connect to addr, bounded by timeout_ms. NULL with *err set: -EACCES
+     * when the server refused the connection request (soft-iWARP: an MPA reject frame,
+     * RFC 5044 7.1.3; verbs on InfiniBand and RoCE: an rdma_cm REJECTED event with a
+     * consumer-defined reason, what an admit hook's refusal sends; an iWARP device
+     * reports a reject as it does a TCP reset), -ECONNREFUSED when nothing accepts
+     * connections at addr. */
     sd_connect_fn *connect;
 
     /* Passive side. listener_fd is readable when accept() can make progress (a new
@@ -250,6 +255,9 @@ struct sd_provider_ops {
 
 /* A short human-readable name of a completion status, for log lines. */
 const char *sd_wc_status_str(enum sd_wc_status status);
+/* What connect's error err says, for log lines: the server's refusal (-EACCES) named as
+ * one, any other errno as strerror says. */
+const char *sd_cm_strerror(int err);
 
 extern const struct sd_provider_ops sd_soft_provider;  /* transport/soft/ */
 extern const struct sd_provider_ops sd_verbs_provider; /* transport/verbs/ */

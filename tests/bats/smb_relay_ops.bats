@@ -108,7 +108,7 @@ await_exit() {
     from4 -c ls
     [ "$status" -ne 0 ]
     [ "$(grep -c 'refused a connection from 127.0.0.1' "$SENV_RELAY_LOG")" -eq 1 ]
-    [ "$(status refused_access)" -eq 2 ]
+    [ "$(status 'refused["access_list"]')" -eq 2 ]
     [ "$(status accepted)" -eq 1 ]
 }
 
@@ -129,7 +129,7 @@ await_exit() {
     [ "$status" -ne 0 ]
     grep -q "refused a connection from 127.0.0.1: 2 connections are live (max_connections 2)" \
         "$SENV_RELAY_LOG"
-    [ "$(status refused_limit)" -eq 2 ]
+    [ "$(status '[refused["max_connections"], refused["max_connections_per_client"]]')" = "[1, 1]" ]
     touch "$W/go"
     session_end a
     session_end b
@@ -216,7 +216,8 @@ await_exit() {
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/relay.sock"
     assert_success
     # max_connections 0 (the default): what the open-file limit leaves room for
-    [[ "$output" == *"connections: 1 live (max $(status max_connections), 64 per client), 1 accepted"* ]]
+    [[ "$output" == *"connections: 1 live (max $(status max_connections), no per-client limit), 1 accepted"$'
+'"refused: 0 by access_list, 0 by max_connections, 0 by max_connections_per_client"* ]]
     [[ "$output" == *"channel memory: 0 bytes held (max 67108864 per connection, 536870912 in all)"* ]]
     [[ "$output" =~ conn\ 1\ from\ \[::1\]:[0-9]+\ bridged\ on\ loop\ [0-9]+,\ [0-9]+\ s:\ from\ client\ [0-9]+\ bytes,\ to\ client\ [0-9]+\ bytes,\ from\ backend\ $second\ bytes,\ to\ backend\ [0-9]+\ bytes,\ rdma_read\ 0\ bytes,\ rdma_write\ 134217728\ bytes,\ channel\ memory\ 0\ bytes,\ memory\ waits\ [0-9]+\ \([0-9]+\ ms,\ 0\ now\),\ credits\ send\ [0-9]+/255\ receive\ [0-9]+/255 ]]
     touch "$W/go2"

@@ -183,9 +183,9 @@ fds() { find "/proc/$1/fd" -mindepth 1 | wc -l; }
     grep -qE "^relay: refused a connection from 127\.0\.0\.[0-9]+: backend $ADDR:445 is down \(connect: Connection refused\)$" \
         "$SENV_RELAY_LOG"
     refute grep -q 'relay: conn 3 ' "$SENV_RELAY_LOG"
-    [ "$(status refused_backend)" -eq 1 ]
+    [ "$(status "refused['backend_down']")" -eq 1 ]
     run "$SENV_RELAY_BIN" --status --status-socket "$SENV_DIR/relay.sock"
-    [[ "$output" == *", 1 while the backend was down"* ]]
+    [[ "$output" == *", 1 by backend_down"* ]]
     [[ "$output" == *"backend: down for "*" s (connect: Connection refused), refusing new connections"* ]]
     # smbd back: the relay's check finds it within its 2 s period
     senv_smbd_start
@@ -194,7 +194,7 @@ fds() { find "/proc/$1/fd" -mindepth 1 | wc -l; }
     run_smb -c ls
     assert_success
     [ "$(status backend_state)" = up ]
-    [ "$(status refused_backend)" -eq 1 ]
+    [ "$(status "refused['backend_down']")" -eq 1 ]
 }
 
 @test "service: each established line names the backend port it came from, which smbd's side of the connection shows" {

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests/bats/smb_torture.bats — Samba's own smbtorture as the judge of the tunnel:
 # scripts/torture runs its selection of smb2 tests (compound, credits, lock, notify, oplock,
-# lease, session, durable-open, ioctl, getinfo, read, rw) against one smbd on 127.0.0.32,
-# over plain TCP and through the shim and relay (SMB Direct over soft-iWARP, no TCP
-# fallback). Fails when a test that passes over TCP does not pass through the tunnel, in
-# its first run there or in one of two more (a few race smbd's own timing; each retry is
-# shown).
+# lease, session, durable-open, ioctl, getinfo, read, rw, multichannel) against one smbd on
+# 127.0.0.32, over plain TCP and through the shim and a relay at its default settings
+# (SMB Direct over soft-iWARP, no TCP fallback). Fails when a test that passes over TCP
+# does not pass through the tunnel, in its first run there or in one of two more (a few
+# race smbd's own timing; each retry is shown).
 # SD_TORTURE_TESTS, when set, replaces the selection (scripts/run-tests' bats-san tier
 # runs a shorter one under the sanitizers).
 

@@ -59,6 +59,16 @@ def parse(argv):
     return chunk, (user, password), cmds
 
 
+def write_all(remote, data):
+    """Writes all of data to the smbc file remote (smbc_sessions.py uses it too)."""
+    view = memoryview(data)
+    while view:
+        n = remote.write(view.tobytes())
+        if n <= 0:
+            raise OSError("smbc write returned %d" % n)
+        view = view[n:]
+
+
 def put(ctx, local, url, chunk):
     total = 0
     remote = ctx.open(url, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
@@ -67,12 +77,7 @@ def put(ctx, local, url, chunk):
             data = src.read(chunk)
             if not data:
                 break
-            view = memoryview(data)
-            while view:
-                n = remote.write(view.tobytes())
-                if n <= 0:
-                    raise OSError("smbc write returned %d" % n)
-                view = view[n:]
+            write_all(remote, data)
             total += len(data)
     remote.close()
     print("put %s -> %s: %d bytes" % (local, url, total))

@@ -353,7 +353,8 @@ static void test_appendix_a_zero_ird_rejected(void **state)
         close_pair(&q);
         return;
     }
-    assert_int_equal(connect_pair_params(&p, &ap, &bp, &aerr), -ECONNREFUSED);
+    /* the acceptor's reject reaches the connector as the server's refusal */
+    assert_int_equal(connect_pair_params(&p, &ap, &bp, &aerr), -EACCES);
     assert_int_equal(aerr, -ECONNREFUSED);
     assert_null(p.a.qp);
     assert_null(p.b.qp);
@@ -362,6 +363,37 @@ static void test_appendix_a_zero_ird_rejected(void **state)
     struct pair q;
     connect_pair(&q);
     close_pair(&q);
+}
+
+static int refuse_all(const struct sockaddr *peer, void *arg)
+{
+    (void)peer;
+    ++*(int *)arg;
+    return -EACCES;
+}
+
+/* provider.h: an admit hook's refusal reaches the connector as the server's refusal,
+ * -EACCES (on an iWARP device a reject and a TCP reset look the same: -ECONNREFUSED),
+ * and a connect where nothing listens is never taken for one. */
+static void test_admit_refusal_reaches_the_connector(void **state)
+{
+    (void)state;
+    struct pair p;
+    int asked = 0, aerr, err = 0;
+    struct sd_cm_params bp = {.ird = 16, .ord = 16, .admit = refuse_all, .admit_arg = &asked};
+    assert_int_equal(connect_pair_params(&p, &default_params, &bp, &aerr),
+                     on_verbs && on_iwarp ? -ECONNREFUSED : -EACCES);
+    assert_int_equal(aerr, -EACCES);
+    assert_int_equal(asked, 1);
+    assert_null(p.a.qp);
+    assert_null(p.b.qp);
+    struct sockaddr_in gone = p.addr; /* its listener closed: nothing listens there */
+    P->listener_close(p.l);
+    assert_null(P->connect((struct sockaddr *)&gone, sizeof(gone), &default_params, TIMEOUT_MS,
+                           NULL, &err));
+    assert_int_not_equal(err, -EACCES);
+    if (!on_verbs)
+        assert_int_equal(err, -ECONNREFUSED);
 }
 
 /* A raw TCP peer speaking MPA bytes: legacy little-endian Appendix A header. */
@@ -1423,6 +1455,7 @@ static void test_throughput_report(void **state)
     cmocka_unit_test(test_connect_private_data_both_ways),                    \
     cmocka_unit_test(test_appendix_a_header_both_ways),                       \
     cmocka_unit_test(test_appendix_a_zero_ird_rejected),                      \
+    cmocka_unit_test(test_admit_refusal_reaches_the_connector),               \
     cmocka_unit_test(test_send_recv_1b_to_64k),                               \
     cmocka_unit_test(test_send_gathers_sges),                                 \
     cmocka_unit_test(test_unsignaled_send_completes_nothing),                 \

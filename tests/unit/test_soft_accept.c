@@ -3,7 +3,8 @@
  * request: a silent TCP client does not delay a real client's accept + SMB Direct
  * negotiate on an event loop; a request dribbled byte by byte is accepted once whole;
  * a client missing the handshake deadline is dropped; a malformed request is dropped
- * without affecting others; the pre_accept hook runs before the reply and can refuse. */
+ * without affecting others; the pre_accept hook runs before the reply and can refuse;
+ * the admit hook's refusal reaches the dialer named as the server's. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -118,6 +119,7 @@ struct sa_relay {
     struct smbd_link *passive, *active;
     int callbacks, eagain;
     uint64_t slowest_ms, dial_start, passive_at;
+    int dial_rc;
     char dial_why[256];
 };
 
@@ -158,8 +160,9 @@ static void *sa_dial(void *arg)
 
     smbd_config_default(&o.cfg, SMBD_ROLE_ACTIVE);
     r->dial_start = sd_now_ms();
-    if (smbd_link_dial((struct sockaddr *)&r->addr, sizeof(r->addr), &o, &r->active, why,
-                       sizeof(why)) < 0)
+    r->dial_rc = smbd_link_dial((struct sockaddr *)&r->addr, sizeof(r->addr), &o, &r->active,
+                                why, sizeof(why));
+    if (r->dial_rc < 0)
         snprintf(r->dial_why, sizeof(r->dial_why), "dial: %s", why);
     return NULL;
 }
@@ -412,6 +415,52 @@ static void test_pre_accept_runs_before_reply(void **state)
     sd_soft_provider.listener_close(l);
 }
 
+static int sa_refuse(const struct sockaddr *peer, void *arg)
+{
+    (void)peer;
+    ++*(int *)arg;
+    return -EACCES;
+}
+
+/* The relay's refusal (its admit hook) fails the client's dial with ECONNREFUSED, as a
+ * TCP server's refusal would, and the reason names it; a dial where nothing listens
+ * fails the same way without naming one. */
+static void test_admit_refusal_named_at_the_dialer(void **state)
+{
+    static const char named[] = "refused by the server (its access policy or connection limits)";
+    struct sd_cm_params p = sa_params;
+    struct sd_cm_result res;
+    struct sa_relay r;
+    pthread_t dialer;
+    int asked = 0, err = 0;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.opts.provider = &sd_soft_provider;
+    r.opts.ird = r.opts.ord = 16;
+    r.opts.timeout_ms = 5000;
+    r.l = sa_listen(&r.addr);
+    p.admit = sa_refuse;
+    p.admit_arg = &asked;
+    assert_int_equal(pthread_create(&dialer, NULL, sa_dial, &r), 0);
+    assert_null(sd_soft_provider.accept(r.l, &p, 5000, &res, &err));
+    pthread_join(dialer, NULL);
+    assert_int_equal(err, -EACCES);
+    assert_int_equal(asked, 1);
+    assert_null(r.active);
+    assert_int_equal(r.dial_rc, -ECONNREFUSED);
+    if (!strstr(r.dial_why, named))
+        fail_msg("the dial's reason does not name the refusal: '%s'", r.dial_why);
+
+    sd_soft_provider.listener_close(r.l);
+    r.dial_why[0] = '\0';
+    sa_dial(&r);
+    assert_null(r.active);
+    assert_int_equal(r.dial_rc, -ECONNREFUSED);
+    if (strstr(r.dial_why, named) || !strstr(r.dial_why, "Connection refused"))
+        fail_msg("a dial where nothing listens: '%s'", r.dial_why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_handshake_deadline_drops_pending),
         cmocka_unit_test(test_malformed_request_dropped_alone),
         cmocka_unit_test(test_pre_accept_runs_before_reply),
+        cmocka_unit_test(test_admit_refusal_named_at_the_dialer),
     };
 
     return cmocka_run_group_tests_name("soft-iWARP non-blocking accept", tests, NULL, NULL);

@@ -65,19 +65,30 @@ struct relay_loop {
                                      negotiates ends */
 };
 
+/* Why relay_admit refused a connection: a new reason is one entry here and its name in
+ * relay_refusal_names (relay_admit.c); the status counts each. */
+enum relay_refusal {
+    RELAY_REFUSED_ACCESS_LIST,     /* not in allow */
+    RELAY_REFUSED_MAX_CONNECTIONS, /* max_connections were live */
+    RELAY_REFUSED_PER_CLIENT,      /* max_connections_per_client were live from its address */
+    RELAY_REFUSED_BACKEND_DOWN,    /* the backend did not answer (relay_backend.c) */
+    RELAY_REFUSAL_REASONS
+};
+
+/* Each reason's name in the status, text and JSON ("access_list", ...). */
+extern const char *const relay_refusal_names[RELAY_REFUSAL_REASONS];
+
 /* Counters of the admission checks (the status shows them). */
 struct relay_counts {
-    uint64_t accepted;       /* connections admitted */
-    uint64_t refused_access; /* refused by the access list */
-    uint64_t refused_limit;  /* refused by a connection limit */
-    uint64_t refused_backend; /* refused while the backend was down */
+    uint64_t accepted;                        /* connections admitted */
+    uint64_t refused[RELAY_REFUSAL_REASONS];  /* connections refused, by reason */
 };
 
 /* Whether the backend answers (relay_backend.c). */
 struct relay_backend {
     int down;               /* under admit_lock: relay_admit refuses while set */
     uint64_t down_ms;       /* under admit_lock: since when */
-    uint64_t refused_before; /* under admit_lock: counts.refused_backend then */
+    uint64_t refused_before; /* under admit_lock: counts.refused[BACKEND_DOWN] then */
     char why[64];           /* under admit_lock: the connect's error that said so */
     int probe_fd;           /* main thread: the check's connect in flight, or -1 */
     int64_t probe_timer;    /* main thread: its timeout, or the next check */

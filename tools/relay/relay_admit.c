@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_admit.c — who may connect to the relay: the access list
  * (SMBDIRECT_ALLOW), the backend's state (none while it is down: relay_backend.c), the
- * total and the per-client connection limits, asked by the provider before anything is
- * set up for a connection. The backend sees every client as the relay's own address, so
- * this is where clients are told apart. Refusals are counted; each client address gets
- * at most one refusal line per REFUSAL_LOG_MS, the next one saying how many went
- * unlogged. */
+ * total and the per-client connection limits (0: none), asked by the provider before
+ * anything is set up for a connection. The backend sees every client as the relay's own
+ * address, so this is where clients are told apart. Refusals are counted by reason; each
+ * client address gets at most one refusal line per REFUSAL_LOG_MS, the next one saying
+ * how many went unlogged. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -81,12 +81,21 @@ static struct relay_client *client_get(struct relay *r, const char *key)
     return e;
 }
 
-/* Counts a refusal of e's address; logs it unless one was logged in the last minute. */
-static int refuse(struct relay_client *e, uint64_t *counter, const char *why)
+const char *const relay_refusal_names[RELAY_REFUSAL_REASONS] = {
+    [RELAY_REFUSED_ACCESS_LIST] = "access_list",
+    [RELAY_REFUSED_MAX_CONNECTIONS] = "max_connections",
+    [RELAY_REFUSED_PER_CLIENT] = "max_connections_per_client",
+    [RELAY_REFUSED_BACKEND_DOWN] = "backend_down",
+};
+
+/* Counts a refusal of e's address for reason; logs it unless one was logged in the last
+ * minute. */
+static int refuse(struct relay *r, struct relay_client *e, enum relay_refusal reason,
+                  const char *why)
 {
     uint64_t now = sd_now_ms();
 
-    (*counter)++;
+    r->counts.refused[reason]++;
     if (e->last_log_ms && now - e->last_log_ms < REFUSAL_LOG_MS) {
         e->unlogged++;
         return -EACCES;
@@ -116,20 +125,20 @@ static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
         return -ENOMEM;
     }
     if (!sd_prefix_list_match(&s->allow, peer))
-        return refuse(e, &r->counts.refused_access, "not in the access list (allow)");
+        return refuse(r, e, RELAY_REFUSED_ACCESS_LIST, "not in the access list (allow)");
     if (r->backend.down) {
         snprintf(why, sizeof(why), "backend %s is down (%s)", r->backend_str, r->backend.why);
-        return refuse(e, &r->counts.refused_backend, why);
+        return refuse(r, e, RELAY_REFUSED_BACKEND_DOWN, why);
     }
     if (r->live >= s->max_connections) {
         snprintf(why, sizeof(why), "%u connections are live (max_connections %u)", r->live,
                  s->max_connections);
-        return refuse(e, &r->counts.refused_limit, why);
+        return refuse(r, e, RELAY_REFUSED_MAX_CONNECTIONS, why);
     }
-    if (e->live >= s->max_connections_per_client) {
+    if (s->max_connections_per_client && e->live >= s->max_connections_per_client) {
         snprintf(why, sizeof(why), "%u connections from it are live "
                  "(max_connections_per_client %u)", e->live, s->max_connections_per_client);
-        return refuse(e, &r->counts.refused_limit, why);
+        return refuse(r, e, RELAY_REFUSED_PER_CLIENT, why);
     }
     e->live++;
     r->live++;

@@ -59,7 +59,7 @@ static void check_done(struct relay *r, int err)
     pthread_mutex_lock(&r->admit_lock);
     b->down = 0;
     down_s = (sd_now_ms() - b->down_ms) / 1000;
-    refused = r->counts.refused_backend - b->refused_before;
+    refused = r->counts.refused[RELAY_REFUSED_BACKEND_DOWN] - b->refused_before;
     pthread_mutex_unlock(&r->admit_lock);
     sd_notice("backend %s is back; admitting again (down %llu s, %llu connections refused)",
               r->backend_str, (unsigned long long)down_s, (unsigned long long)refused);
@@ -143,7 +143,7 @@ void relay_backend_failed(struct relay *r, int err)
     if (!was_down) {
         b->down = 1;
         b->down_ms = sd_now_ms();
-        b->refused_before = r->counts.refused_backend;
+        b->refused_before = r->counts.refused[RELAY_REFUSED_BACKEND_DOWN];
         snprintf(b->why, sizeof(b->why), "connect: %s", strerror(err));
     }
     pthread_mutex_unlock(&r->admit_lock);

@@ -103,6 +103,22 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The refusals by reason: "refused":{"access_list":N,...}, or a line "refused: N by
+ * access_list, ...". */
+static void refused_write(const struct relay_counts *counts, int json, FILE *out)
+{
+    fputs(json ? "\"refused\":{" : "refused:", out);
+    for (int i = 0; i < RELAY_REFUSAL_REASONS; i++) {
+        unsigned long long k = counts->refused[i];
+
+        if (json)
+            fprintf(out, "%s\"%s\":%llu", i ? "," : "", relay_refusal_names[i], k);
+        else
+            fprintf(out, "%s %llu by %s", i ? "," : "", k, relay_refusal_names[i]);
+    }
+    fputs(json ? "}," : "\n", out);
+}
+
 /* The whole status: the relay's version and own figures (read under admit_lock: the
  * loops change them), then the connections of every part, oldest first. */
 static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *all, size_t n,
@@ -115,6 +131,7 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     const char *state = atomic_load(&r->draining) ? "draining" : "accepting";
     char down_why[sizeof(r->backend.why)];
     int down;
+    char per_client[32] = "no per-client limit";
 
     pthread_mutex_lock(&r->admit_lock);
     counts = r->counts;
@@ -126,41 +143,39 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
     memcpy(down_why, r->backend.why, sizeof(down_why));
     pthread_mutex_unlock(&r->admit_lock);
     qsort(all, n, sizeof(*all), by_id);
+    if (max_client)
+        snprintf(per_client, sizeof(per_client), "%u per client", max_client);
     if (snap->json)
         fprintf(out,
                 "{\"version\":\"%s\",\"listen\":\"%s\",\"backend\":\"%s\",\"transport\":\"%s\","
                 "\"state\":\"%s\","
                 "\"uptime_s\":%llu,\"loops\":%u,\"live\":%u,\"max_connections\":%u,"
-                "\"max_connections_per_client\":%u,\"accepted\":%llu,\"refused_access\":%llu,"
-                "\"refused_limit\":%llu,\"refused_backend\":%llu,\"backend_state\":\"%s\","
-                "\"channel_memory_bytes\":%llu,"
-                "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
-                "\"connections\":[",
+                "\"max_connections_per_client\":%u,\"accepted\":%llu,",
                 sd_version(), r->listen_str, r->backend_str, r->opts.provider->name, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
-                max_client, (unsigned long long)counts.accepted,
-                (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit,
-                (unsigned long long)counts.refused_backend, down ? "down" : "up",
-                (unsigned long long)held, r->set.channel_memory, r->set.channel_memory_total);
+                max_client, (unsigned long long)counts.accepted);
     else
         fprintf(out,
                 "smbdirect-relay %s on %s (%s), backend %s: %s, up %llu s, %u event loops\n"
-                "connections: %u live (max %u, %u per client), %llu accepted, %llu refused by "
-                "the access list, %llu by the limits, %llu while the backend was down\n"
-                "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
+                "connections: %u live (max %u, %s), %llu accepted\n",
                 sd_version(), r->listen_str, r->opts.provider->name, r->backend_str, state,
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
-                max_client, (unsigned long long)counts.accepted,
-                (unsigned long long)counts.refused_access,
-                (unsigned long long)counts.refused_limit,
-                (unsigned long long)counts.refused_backend, (unsigned long long)held,
-                r->set.channel_memory, r->set.channel_memory_total);
-    if (!snap->json && down)
+                per_client, (unsigned long long)counts.accepted);
+    refused_write(&counts, snap->json, out);
+    if (snap->json)
+        fprintf(out, "\"backend_state\":\"%s\",\"channel_memory_bytes\":%llu,"
+                "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"
+                "\"connections\":[",
+                down ? "down" : "up", (unsigned long long)held, r->set.channel_memory,
+                r->set.channel_memory_total);
+    else if (down)
         fprintf(out, "backend: down for %llu s (%s), refusing new connections\n",
                 (unsigned long long)down_s, down_why);
-    else if (!snap->json)
+    else
         fputs("backend: up\n", out);
+    if (!snap->json)
+        fprintf(out, "channel memory: %llu bytes held (max %u per connection, %u in all)\n",
+                (unsigned long long)held, r->set.channel_memory, r->set.channel_memory_total);
     for (size_t i = 0; i < n; i++) {
         if (snap->json) {
             fputs(i ? "," : "", out);

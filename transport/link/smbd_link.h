@@ -36,7 +36,9 @@ struct smbd_link_opts {
 struct smbd_link;
 
 /* Connect to dst and negotiate. 0 and *out, or -errno (-ECONNREFUSED, -ETIMEDOUT,
- * -EPROTO...) with a reason logged and copied to why (may be NULL). */
+ * -EPROTO...) with a reason logged and copied to why (may be NULL). A server that
+ * refused the connection (its access policy or limits: provider.h) fails it with
+ * -ECONNREFUSED, as a TCP server's refusal would, and why names the refusal. */
 int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct smbd_link_opts *o,
                    struct smbd_link **out, char *why, size_t whylen);
 

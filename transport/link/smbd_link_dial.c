@@ -43,8 +43,14 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
     if (!qp) {
         sd_pinned_release(lp.charged);
         err = err < 0 ? err : -EIO;
-        snprintf(reason, sizeof(reason), "RDMA connect (%s) to %s failed: %s", o->provider->name,
-                 addr, strerror(-err));
+        if (err == -EACCES) {
+            snprintf(reason, sizeof(reason), "SMB Direct connection to %s %s", addr,
+                     sd_cm_strerror(err));
+            err = -ECONNREFUSED; /* to the program, as a TCP server's refusal */
+        } else {
+            snprintf(reason, sizeof(reason), "RDMA connect (%s) to %s failed: %s",
+                     o->provider->name, addr, strerror(-err));
+        }
         smbd_link_fail_early(reason, why, whylen);
         return err;
     }

@@ -204,10 +204,13 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "number at start); SIGHUP re-reads it" },
     [SD_SET_MAX_CONNECTIONS_PER_CLIENT] = {
         .env = "SMBDIRECT_MAX_CONNECTIONS_PER_CLIENT", .flag = "max-connections-per-client",
-        .env_progs = RELAY, .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 1,
-        .max = 65536, .def = SAME("64"),
-        .help = "the same bound for the connections of one client address; SIGHUP re-reads "
-                "it" },
+        .env_progs = RELAY, .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 0,
+        .max = 65536, .def = SAME("0"),
+        /* No bound by default: the relay must not refuse what its backend accepts
+         * (smbtorture's smb2.multichannel opens 151 connections from one address). */
+        .help = "the same bound for the connections of one client address; 0: none, like "
+                "smbd's and ksmbd's default (one multichannel client opens many "
+                "connections from one address); SIGHUP re-reads it" },
     [SD_SET_DRAIN_TIME] = {
         .env = "SMBDIRECT_DRAIN_TIME", .flag = "drain-time", .env_progs = RELAY,
         .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_S, .min = 0,

@@ -51,7 +51,8 @@ int sd_soft_mpa_build_request(const struct sd_cm_params *p, int want_crc, uint8_
 
 int sd_soft_mpa_reject(uint8_t *out, size_t *out_len, uint8_t rev, const char *why)
 {
-    sd_warn("soft-iWARP: rejecting MPA request: %s", why);
+    if (why)
+        sd_warn("soft-iWARP: rejecting MPA request: %s", why);
     *out_len = put_frame_hdr(out, 1, MPA_FLAG_REJECT, rev, 0);     /* RFC 5044 7.1.3 */
     return -ECONNREFUSED;
 }
@@ -153,8 +154,9 @@ int sd_soft_mpa_check_reply(const uint8_t *rep, size_t rep_len, const struct sd_
         return -EPROTO;
     uint8_t flags = rep[16], rev = rep[17];
     if (flags & MPA_FLAG_REJECT) {
-        sd_warn("soft-iWARP: peer rejected the MPA request");
-        return -ECONNREFUSED;
+        /* the caller names the refusal (provider.h: connect's -EACCES) */
+        sd_info("soft-iWARP: the server rejected the MPA request (RFC 5044 7.1.3)");
+        return -EACCES;
     }
     if (flags & MPA_FLAG_MARKERS) {
         sd_warn("soft-iWARP: MPA reply asks for markers, which were not offered");

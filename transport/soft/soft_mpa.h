@@ -40,13 +40,14 @@ int sd_soft_mpa_respond(const uint8_t *req, size_t req_len, const struct sd_cm_p
                         int want_crc, uint8_t *out, size_t *out_len,
                         struct sd_soft_mpa_result *res);
 
-/* Responder: a reject frame (RFC 5044 7.1.3) of revision rev in out/out_len; logs why.
- * Returns -ECONNREFUSED. */
+/* Responder: a reject frame (RFC 5044 7.1.3) of revision rev in out/out_len; logs why
+ * (NULL: no line, the caller's refusal logs its own). Returns -ECONNREFUSED. */
 int sd_soft_mpa_reject(uint8_t *out, size_t *out_len, uint8_t rev, const char *why);
 
 /* Initiator: checks the reply frame rep against what p asked. Returns 0 with res
- * filled, -ECONNREFUSED for a reject or a zero Appendix A IRD/ORD, -EPROTO for a
- * malformed or unacceptable reply (markers, missing enhanced words). */
+ * filled, -EACCES for a reject (the server refused the connection), -ECONNREFUSED for a
+ * zero Appendix A IRD/ORD, -EPROTO for a malformed or unacceptable reply (markers,
+ * missing enhanced words). */
 int sd_soft_mpa_check_reply(const uint8_t *rep, size_t rep_len, const struct sd_cm_params *p,
                             int want_crc, struct sd_soft_mpa_result *res);
 

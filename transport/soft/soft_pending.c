@@ -101,7 +101,7 @@ struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_
     int r = params->admit ? params->admit((struct sockaddr *)&p->peer_addr, params->admit_arg) : 0;
 
     if (r < 0) {
-        sd_soft_mpa_reject(rep, &rlen, p->req[17], "refused by the server's access policy");
+        sd_soft_mpa_reject(rep, &rlen, p->req[17], NULL); /* the hook logs (provider.h) */
         send_frame(p->fd, rep, rlen);
         return answer_fail(p, err, r);
     }

@@ -65,6 +65,18 @@ int sd_verbs_wait_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
     return 0;
 }
 
+/* A REJECTED event's status is the reject reason on InfiniBand and RoCE (IBA 12.6.7.2):
+ * consumer-defined, what rdma_reject sends, is the server's own refusal (provider.h:
+ * connect's -EACCES); another (invalid service ID: nothing listens) is a connection
+ * refused. On iWARP it is the connection reply's -errno, the same for an MPA reject
+ * and a TCP reset (siw, hardware), so there every reject is a connection refused. */
+#define VERBS_REJ_CONSUMER_DEFINED 28
+
+static int rejected_err(int status)
+{
+    return status == VERBS_REJ_CONSUMER_DEFINED ? -EACCES : -ECONNREFUSED;
+}
+
 int sd_verbs_expect_cm_event(struct rdma_event_channel *ch, long long deadline_ms,
                              enum rdma_cm_event_type want, struct sd_verbs_cm_event *ev)
 {
@@ -82,7 +94,7 @@ int sd_verbs_expect_cm_event(struct rdma_event_channel *ch, long long deadline_m
     case RDMA_CM_EVENT_ROUTE_ERROR:
         return ev->status < 0 ? ev->status : -ENETUNREACH;
     case RDMA_CM_EVENT_REJECTED:
-        return -ECONNREFUSED;
+        return rejected_err(ev->status);
     case RDMA_CM_EVENT_UNREACHABLE:
         return ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH;
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -295,7 +307,7 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
 
 fail:
     if (rc != -ENODEV)
-        sd_warn("verbs: RDMA connect failed: %s", strerror(-rc));
+        sd_warn("verbs: RDMA connect failed: %s", sd_cm_strerror(rc));
     if (qp) {
         sd_verbs_destroy(qp);
     } else {
