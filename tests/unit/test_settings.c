@@ -124,9 +124,17 @@ static void test_rows_are_consistent(void **state)
         assert_int_equal(r->flag_progs & ~r->env_progs, 0);
         assert_int_equal(r->env_progs & ~((1u << SD_PROG_COUNT) - 1), 0);
         assert_int_equal(r->flag_progs & SD_PROG_BIT(SD_PROG_SHIM), 0); /* no argv */
+        /* A flag is taken by every tool reading the variable (README.md's table names
+         * the flag without its programs). */
+        if (r->flag)
+            assert_int_equal(r->flag_progs, r->env_progs & ~SD_PROG_BIT(SD_PROG_SHIM));
         assert_true(strncmp(r->env, "SMBDIRECT_", 10) == 0);
         assert_true(r->help && *r->help);
         assert_true(r->help[strlen(r->help) - 1] != '.'); /* the renderers end it */
+        if (r->brief) { /* shorter than help, or left out */
+            assert_true(*r->brief && r->brief[strlen(r->brief) - 1] != '.');
+            assert_true(strlen(r->brief) < strlen(r->help));
+        }
         if (r->kind == SD_KIND_NUMBER)
             assert_true(r->min <= r->max && r->max <= UINT32_MAX);
         if (r->kind == SD_KIND_CHOICE)
@@ -728,20 +736,97 @@ static void test_rendered_blocks_cover_the_rows(void **state)
         assert_true(strcspn(line, "\n") < 80);
     assert_non_null(strstr(text, "3-255, default 255."));
     free(text);
-    /* README: one table row per setting, the probe's own default shown. */
-    assert_non_null(f = open_memstream(&text, &len));
-    sd_settings_markdown(f);
-    fclose(f);
-    assert_int_equal(count(text, "\n| "), 1 + SD_SET_COUNT); /* "| --- |" and the rows */
-    assert_non_null(strstr(text, "`warn` (relay: `notice`, probe: `error`)"));
-    assert_non_null(strstr(text, "16777215 (16 MiB − 1)"));
-    free(text);
     /* Man pages: one entry per variable of the shim. */
     assert_non_null(f = open_memstream(&text, &len));
     sd_settings_man(f);
     fclose(f);
     assert_int_equal(count(text, ".TP\n.B SMBDIRECT_"), shim_vars);
     assert_non_null(strstr(text, "3\\(en255; default 255."));
+    free(text);
+}
+
+/* The row of id in README's table, which starts with its variable and its programs,
+ * then its flag: the row without its first "| ", in row. */
+static void markdown_row(const char *text, int id, char *row, size_t len)
+{
+    const struct sd_setting *r = ROW(id);
+    char want[256] = "";
+    const char *sep = "";
+    const char *at;
+
+    snprintf(want, sizeof(want), "\n| `%s` | ", r->env);
+    for (int p = 0; p < SD_PROG_COUNT; p++) {
+        if (r->env_progs & SD_PROG_BIT(p)) {
+            snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s", sep,
+                     sd_settings_prog_names[p]);
+            sep = ", ";
+        }
+    }
+    snprintf(want + strlen(want), sizeof(want) - strlen(want), " | %s%s%s | ",
+             r->flag ? "`--" : "", r->flag ? r->flag : "", r->flag ? "`" : "");
+    assert_int_equal(count(text, want), 1);
+    at = strstr(text, want) + 3;
+    snprintf(row, len, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* A default as README's table spells it. */
+static void markdown_default(const struct sd_setting *r, const char *def, char *out, size_t len)
+{
+    int quoted = r->kind == SD_KIND_CHOICE || r->kind == SD_KIND_LOG;
+
+    snprintf(out, len, "%s%s%s", quoted ? "`" : "", *def ? def : "none", quoted ? "`" : "");
+}
+
+/* README's table: one row per setting with its variable, programs, flag, each program's
+ * default and the gist of its help; no line longer than 200 characters. */
+static void test_markdown_table(void **state)
+{
+    char *text = NULL, row[512], def[64], want[256];
+    size_t len = 0, chars = 0;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(f = open_memstream(&text, &len));
+    sd_settings_markdown(f);
+    fclose(f);
+    assert_int_equal(count(text, "\n| "), 1 + SD_SET_COUNT); /* "| --- |" and the rows */
+    for (int id = 0; id < SD_SET_COUNT; id++) {
+        const struct sd_setting *r = ROW(id);
+        const char *cell = row;
+        int first = -1;
+
+        markdown_row(text, id, row, sizeof(row));
+        snprintf(want, sizeof(want), " | %s |", r->brief ? r->brief : r->help);
+        assert_true(strlen(row) > strlen(want));
+        assert_string_equal(row + strlen(row) - strlen(want), want);
+        for (int i = 0; i < 4; i++) /* variable, programs, flag, values */
+            cell = strstr(cell, " | ") + 3;
+        for (int p = 0; p < SD_PROG_COUNT; p++) {
+            if (!(r->env_progs & SD_PROG_BIT(p)))
+                continue;
+            markdown_default(r, r->def[p], def, sizeof(def));
+            if (first < 0) { /* the first program's opens the cell */
+                first = p;
+                assert_true(strncmp(cell, def, strlen(def)) == 0);
+                assert_true(cell[strlen(def)] == ' ');
+            } else if (strcmp(r->def[p], r->def[first]) != 0) {
+                snprintf(want, sizeof(want), "%s: %s", sd_settings_prog_names[p], def);
+                assert_non_null(strstr(cell, want));
+            }
+        }
+    }
+    assert_non_null(strstr(text, "| `warn` (relay: `notice`, probe: `error`) |"));
+    assert_non_null(strstr(text, "| 128 KiB–16 MiB − 1 | 8454144 (8 MiB + 64 KiB) |"));
+    assert_non_null(strstr(text, "| 1–600000 ms | 10000 |"));
+    assert_non_null(strstr(text, "| `--busy-poll` | 0–10000 µs | 1000 (relay: 100) |"));
+    for (const char *c = text, *line = text; *c; c++) {
+        if (*c == '\n') {
+            chars = 0;
+            line = c + 1;
+        } else if ((*c & 0xC0) != 0x80 && ++chars > 200) { /* a UTF-8 character starts */
+            fail_msg("a line of more than 200 characters: %.60s...", line);
+        }
+    }
     free(text);
 }
 
@@ -763,6 +848,7 @@ int main(void)
         cmocka_unit_test_setup(test_argv_short_options, setup),
         cmocka_unit_test_setup(test_provider_choice, setup),
         cmocka_unit_test_setup(test_rendered_blocks_cover_the_rows, setup),
+        cmocka_unit_test_setup(test_markdown_table, setup),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,6 +97,8 @@ struct sd_setting {
     const char *const *choices; /* CHOICE: the words, NULL-terminated, in enum order */
     const char *def[SD_PROG_COUNT]; /* each program's default, as text a user could give */
     const char *help;           /* what it does, one sentence */
+    const char *brief;          /* README.md's table: the gist of help, true on its own;
+                                 * NULL when help itself is as short */
 };
 
 extern const struct sd_setting sd_settings_table[SD_SET_COUNT];

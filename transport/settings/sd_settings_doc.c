@@ -23,6 +23,11 @@ static const char *const unit_nouns[] = {
     [SD_UNIT_US] = "microseconds", [SD_UNIT_MS] = "milliseconds",
     [SD_UNIT_S] = "seconds",
 };
+/* After a number range in README.md's table (bytes go by their short spelling). */
+static const char *const unit_symbols[] = {
+    [SD_UNIT_NONE] = "", [SD_UNIT_BYTES] = "", [SD_UNIT_US] = " µs", [SD_UNIT_MS] = " ms",
+    [SD_UNIT_S] = " s",
+};
 static const char *const metavars[] = {
     [SD_UNIT_NONE] = "N", [SD_UNIT_BYTES] = "BYTES", [SD_UNIT_US] = "US", [SD_UNIT_MS] = "MS",
     [SD_UNIT_S] = "SECONDS",
@@ -34,14 +39,18 @@ struct style {
     const char *open, *close, *last; /* around words; between the last two */
     const char *portmap;            /* the form of a port map */
     const char *addrmap;            /* the form of an address map */
+    const char *prefixes;           /* the form of an address prefix list */
+    int short_ranges;               /* a range by its short spellings: "128 KiB–16 MiB" */
 };
+#define PREFIXES "address prefixes (10.0.0.0/8, fd00::/8, 192.0.2.7), comma-separated"
 static const struct style md = { "–", "−", "`", "`", ", ", "`tcpport:rdmaport,...`",
-                                  "`addr=rdmaaddr[:port],...`" };
+                                  "`addr=rdmaaddr[:port],...`", "`prefix[/len],...`", 1 };
 static const struct style plain = { "-", "-", "", "", " or ", "tcpport:rdmaport,...",
-                                    "addr=rdmaaddr[:port],..." };
+                                    "addr=rdmaaddr[:port],...", PREFIXES, 0 };
 static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
                                   "\\fItcpport\\fR:\\fIrdmaport\\fR[,.\\|.\\|.]",
-                                  "\\fIaddr\\fR=\\fIrdmaaddr\\fR[:\\fIport\\fR][,.\\|.\\|.]" };
+                                  "\\fIaddr\\fR=\\fIrdmaaddr\\fR[:\\fIport\\fR][,.\\|.\\|.]",
+                                  PREFIXES, 0 };
 
 /* Appends to buf (of len bytes, holding a string). */
 static void add(char *buf, size_t len, const char *fmt, ...)
@@ -57,22 +66,43 @@ static void add(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Appends v, with a shorter spelling after it when there is one:
- * "8454144 (8 MiB + 64 KiB)", "16777215 (16 MiB - 1)". */
-static void add_size(char *buf, size_t len, uint64_t v, const struct style *st)
+/* Appends the shorter spelling of v when there is one ("8 MiB + 64 KiB",
+ * "16 MiB - 1"); returns whether there was. */
+static int add_size_short(char *buf, size_t len, uint64_t v, const struct style *st)
 {
     unsigned long long mib = (unsigned long long)(v / MIB);
     unsigned long long kib = (unsigned long long)(v % MIB / KIB);
 
-    add(buf, len, "%llu", (unsigned long long)v);
     if (v >= MIB && v % MIB == 0)
-        add(buf, len, " (%llu MiB)", mib);
+        add(buf, len, "%llu MiB", mib);
     else if (v > MIB && v % KIB == 0)
-        add(buf, len, " (%llu MiB + %llu KiB)", mib, kib);
+        add(buf, len, "%llu MiB + %llu KiB", mib, kib);
     else if (v >= KIB && v % KIB == 0)
-        add(buf, len, " (%llu KiB)", kib);
+        add(buf, len, "%llu KiB", kib);
     else if ((v + 1) % MIB == 0)
-        add(buf, len, " (%llu MiB %s 1)", (unsigned long long)((v + 1) / MIB), st->minus);
+        add(buf, len, "%llu MiB %s 1", (unsigned long long)((v + 1) / MIB), st->minus);
+    else
+        return 0;
+    return 1;
+}
+
+/* Appends v, with a shorter spelling after it when there is one:
+ * "8454144 (8 MiB + 64 KiB)", "16777215 (16 MiB - 1)". */
+static void add_size(char *buf, size_t len, uint64_t v, const struct style *st)
+{
+    char s[64] = "";
+
+    add(buf, len, "%llu", (unsigned long long)v);
+    if (add_size_short(s, sizeof(s), v, st))
+        add(buf, len, " (%s)", s);
+}
+
+/* Appends a bound of row in a short range: bytes by their shorter spelling. */
+static void add_bound_short(char *buf, size_t len, const struct sd_setting *row, uint64_t v,
+                            const struct style *st)
+{
+    if (row->unit != SD_UNIT_BYTES || !add_size_short(buf, len, v, st))
+        add(buf, len, "%llu", (unsigned long long)v);
 }
 
 /* Appends a default of row: a number (bytes with their shorter spelling), a word in
@@ -93,7 +123,8 @@ static void add_default(char *buf, size_t len, const struct sd_setting *row, con
         add(buf, len, "%s", text);
 }
 
-/* Appends what row accepts: "bytes, 128–1048576 (1 MiB)", "`auto`, `rdma`, ...". */
+/* Appends what row accepts: "bytes, 128–1048576 (1 MiB)" (short: "128–1 MiB",
+ * "1–600000 ms"), "`auto`, `rdma`, ...". */
 static void add_values(char *buf, size_t len, const struct sd_setting *row,
                        const struct style *st)
 {
@@ -101,6 +132,13 @@ static void add_values(char *buf, size_t len, const struct sd_setting *row,
 
     switch (row->kind) {
     case SD_KIND_NUMBER:
+        if (st->short_ranges) {
+            add_bound_short(buf, len, row, row->min, st);
+            add(buf, len, "%s", st->dash);
+            add_bound_short(buf, len, row, row->max, st);
+            add(buf, len, "%s", unit_symbols[row->unit]);
+            break;
+        }
         if (row->unit != SD_UNIT_NONE)
             add(buf, len, "%s, ", unit_nouns[row->unit]);
         if (row->unit == SD_UNIT_BYTES) {
@@ -127,7 +165,7 @@ static void add_values(char *buf, size_t len, const struct sd_setting *row,
         add(buf, len, "HOST:PORT");
         break;
     case SD_KIND_PREFIXES:
-        add(buf, len, "address prefixes (10.0.0.0/8, fd00::/8, 192.0.2.7), comma-separated");
+        add(buf, len, "%s", st->prefixes);
         break;
     case SD_KIND_PATH:
         add(buf, len, "an absolute path, or none");
@@ -347,32 +385,27 @@ void sd_settings_usage(FILE *out, enum sd_program prog)
 
 /* ---- README.md ---- */
 
+/* One row per setting, each well under 200 characters: a range by its short spellings
+ * and the gist of the help (the full text is smbdirect.conf(5)'s). */
 void sd_settings_markdown(FILE *out)
 {
-    fprintf(out, "| variable | flag | values | default | meaning |\n"
-                 "| --- | --- | --- | --- | --- |\n");
+    fprintf(out, "| variable | read by | flag | values | default | what it does |\n"
+                 "| --- | --- | --- | --- | --- | --- |\n");
     for (int id = 0; id < SD_SET_COUNT; id++) {
         const struct sd_setting *row = &sd_settings_table[id];
         unsigned progs = row->env_progs | row->flag_progs;
-        char line[2048] = "";
+        char line[1024] = "";
 
-        add(line, sizeof(line), "| ");
-        if (row->env) {
-            add(line, sizeof(line), "`%s` (", row->env);
-            add_progs(line, sizeof(line), row->env_progs);
-            add(line, sizeof(line), ")");
-        }
+        add(line, sizeof(line), "| `%s` | ", row->env);
+        add_progs(line, sizeof(line), row->env_progs);
         add(line, sizeof(line), " | ");
-        if (row->flag) {
-            add(line, sizeof(line), "`--%s` (", row->flag);
-            add_progs(line, sizeof(line), row->flag_progs);
-            add(line, sizeof(line), ")");
-        }
+        if (row->flag) /* taken by each tool that reads the variable (a unit test checks) */
+            add(line, sizeof(line), "`--%s`", row->flag);
         add(line, sizeof(line), " | ");
         add_values(line, sizeof(line), row, &md);
         add(line, sizeof(line), " | ");
         add_defaults(line, sizeof(line), row, progs, &md);
-        add(line, sizeof(line), " | %s |", row->help);
+        add(line, sizeof(line), " | %s |", row->brief ? row->brief : row->help);
         fprintf(out, "%s\n", line);
     }
 }
