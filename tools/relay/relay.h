@@ -185,6 +185,14 @@ void relay_admit_free(struct relay *r);
 void relay_backend_failed(struct relay *r, int err);
 /* Main thread, at exit: ends the check in flight. */
 void relay_backend_stop(struct relay *r);
+/* A non-blocking TCP connect to the backend on a new socket, *fd (-1 when no socket
+ * could be made: that error is the relay's, not the backend's). 0 connected,
+ * -EINPROGRESS under way (its outcome: relay_backend_dialed once *fd is writable), or
+ * the connect's or socket's -errno. */
+int relay_backend_dial(const struct relay *r, int *fd);
+/* The outcome of a dial that was under way, once its socket is writable: 0 connected,
+ * else the errno it failed with. */
+int relay_backend_dialed(int fd);
 
 /* ---- relay_fds.c ---- */
 

@@ -4,7 +4,8 @@
  * they are accepted (a client gets its refusal at once instead of a negotiated
  * connection that is reset), and the main loop checks the backend with a non-blocking
  * TCP connect every CHECK_MS until one succeeds. Each change is logged once and told to
- * systemd's status line. */
+ * systemd's status line. The connections' backend connects dial the same way
+ * (relay_backend_dial). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,13 +70,9 @@ static void check_done(struct relay *r, int err)
 static void check_writable_cb(void *ctx, int revents)
 {
     struct relay *r = ctx;
-    int soerr = 0;
-    socklen_t sl = sizeof(soerr);
 
     (void)revents;
-    if (getsockopt(r->backend.probe_fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-        soerr = errno;
-    check_done(r, soerr);
+    check_done(r, relay_backend_dialed(r->backend.probe_fd));
 }
 
 static void check_timeout_cb(void *ctx, uint64_t now)
@@ -92,22 +89,13 @@ static void check_timeout_cb(void *ctx, uint64_t now)
 static void check_start(struct relay *r)
 {
     struct relay_backend *b = &r->backend;
-    const struct sd_hostport *h = &r->set.backend;
     int rc;
 
     if (atomic_load(&r->draining))
         return;
-    b->probe_fd = socket(h->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (b->probe_fd < 0) {
-        check_done(r, errno);
-        return;
-    }
-    if (connect(b->probe_fd, (const struct sockaddr *)&h->addr, h->len) == 0) {
-        check_done(r, 0);
-        return;
-    }
-    if (errno != EINPROGRESS) {
-        check_done(r, errno);
+    rc = relay_backend_dial(r, &b->probe_fd);
+    if (rc != -EINPROGRESS) {
+        check_done(r, -rc);
         return;
     }
     rc = sd_loop_add_fd(r->loop, b->probe_fd, SD_EV_OUT, check_writable_cb, r);
@@ -161,3 +149,23 @@ void relay_backend_failed(struct relay *r, int err)
 }
 
 void relay_backend_stop(struct relay *r) { check_end(r); }
+
+int relay_backend_dial(const struct relay *r, int *fd)
+{
+    const struct sd_hostport *h = &r->set.backend;
+
+    *fd = socket(h->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
+        return -errno;
+    return connect(*fd, (const struct sockaddr *)&h->addr, h->len) == 0 ? 0 : -errno;
+}
+
+int relay_backend_dialed(int fd)
+{
+    int soerr = 0;
+    socklen_t sl = sizeof(soerr);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+        return errno;
+    return soerr;
+}

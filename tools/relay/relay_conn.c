@@ -144,12 +144,9 @@ static void backend_unreachable(struct relay_conn *c, int err)
 static void backend_writable_cb(void *ctx, int revents)
 {
     struct relay_conn *c = ctx;
-    int soerr = 0;
-    socklen_t sl = sizeof(soerr);
+    int soerr = relay_backend_dialed(c->backend_fd);
 
     (void)revents;
-    if (getsockopt(c->backend_fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
-        soerr = errno;
     if (soerr)
         backend_unreachable(c, soerr);
     else
@@ -168,24 +165,19 @@ static void backend_timeout_cb(void *ctx, uint64_t now)
 static void backend_connect_start(struct relay_conn *c)
 {
     struct relay *r = c->r;
-    const struct sd_hostport *b = &r->set.backend;
-    int fd = socket(b->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc = 0;
+    int rc;
 
     c->state = RELAY_CONN_CONNECTING;
-    c->backend_fd = fd;
-    if (fd < 0) {
-        backend_connect_done(c, errno);
+    rc = relay_backend_dial(r, &c->backend_fd);
+    if (rc == 0 || c->backend_fd < 0) { /* connected, or no socket: not the backend's */
+        backend_connect_done(c, -rc);
         return;
     }
-    if (connect(fd, (const struct sockaddr *)&b->addr, b->len) == 0) {
-        backend_connect_done(c, 0);
+    if (rc != -EINPROGRESS) {
+        backend_unreachable(c, -rc);
         return;
     }
-    if (errno != EINPROGRESS) {
-        backend_unreachable(c, errno);
-        return;
-    }
-    rc = sd_loop_add_fd(c->l->loop, fd, SD_EV_OUT, backend_writable_cb, c);
+    rc = sd_loop_add_fd(c->l->loop, c->backend_fd, SD_EV_OUT, backend_writable_cb, c);
     if (rc < 0) {
         backend_connect_done(c, -rc);
         return;
