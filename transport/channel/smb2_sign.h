@@ -73,6 +73,12 @@ void smb2_sign_key_wipe(struct smb2_sign_key *k);
 int smb2_sign(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *msg,
               size_t len);
 
+/* smb2_sign for a single command (NextCommand 0) held in two pieces: head (head_len
+ * bytes, the header and more) then tail (tail_len bytes: a READ response's data, which
+ * lies elsewhere). Signs what smb2_sign signs of head and tail put end to end. */
+int smb2_sign_parts(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *head,
+                    size_t head_len, const uint8_t *tail, size_t tail_len);
+
 /* Checks the signature in the header of the command at msg (bounded as for smb2_sign)
  * without writing msg: 0 when it is right, -EBADMSG when it is not (compared in constant
  * time), -EINVAL as for smb2_sign. Whether the message had to be signed, and
