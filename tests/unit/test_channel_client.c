@@ -3,7 +3,8 @@
  * (transport/channel/chan_client.c): every rule of chan_client_plan_request accepting
  * and rejecting, tracking, and what each server response means: READ_DONE, inline and
  * error answers, interim then final, WRITEs, compound chains, cancel, remote
- * invalidation and the teardown drain. */
+ * invalidation and the teardown drain; a signed session's I/O with its key (signed
+ * again, responses checked) and without one (inline). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "chan_client.h"
 #include "sd_bytes.h"
+#include "smb2_sign.h"
 #include "smb2_wire.h"
 #include "th_smb2.h"
 
@@ -462,6 +464,168 @@ static void signed_or_malformed_channel_read_answers_are_errors(void **state)
     chan_client_fini(&cc);
 }
 
+/* ---- signed sessions ---- */
+
+#define SID 0x778899AABBCCDDEEull /* the SessionId th_smb2 writes */
+
+static const struct smb2_sign_key session_key = {
+    SMB2_SIGN_AES_CMAC, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }
+};
+static const struct smb2_sign_key other_key = {
+    SMB2_SIGN_AES_CMAC, { 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 }
+};
+
+/* The glue's key store: SID's key is known, no other session's. */
+static int key_of(void *arg, uint64_t session_id, struct smb2_sign_key *key)
+{
+    (void)arg;
+    if (session_id != SID)
+        return -1;
+    *key = session_key;
+    return 0;
+}
+
+static void keyed_client_at(struct chan_client *cc, uint16_t dialect)
+{
+    client_at(cc, dialect, THRESHOLD);
+    cc->signing_key = key_of;
+}
+
+static void signed_requests_with_the_key_use_the_channel(void **state)
+{
+    struct chan_client cc;
+    struct chan_client_plan plan;
+    size_t len;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0311);
+    len = th_smb2_plain_read(msg, 1, 65536);
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_READ);
+    assert_true(plan.signed_io);
+    assert_memory_equal(&plan.key, &session_key, sizeof(session_key));
+    len = th_smb2_plain_write(msg, 2, 65536);
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_WRITE);
+    assert_true(plan.signed_io);
+    /* a keyed session's other signed requests leave the channel usable */
+    sd_put_le16(msg + 12, 0x0005); /* CREATE */
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_false(chan_client_inline_only(&cc));
+    len = th_smb2_plain_read(msg, 3, 65536);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_READ);
+    assert_false(plan.signed_io); /* unsigned: nothing to sign again */
+    /* a signed request of a session whose key is not known: inline, for good */
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    sd_put_le64(msg + 40, SID + 1);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_false(plan.signed_io);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+    /* no key store at all (a keyless relay): as before */
+    client_at(&cc, 0x0311, THRESHOLD);
+    len = th_smb2_plain_read(msg, 1, 65536);
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+}
+
+static void track_signed_read(struct chan_client *cc, uint64_t message_id, void *cookie)
+{
+    const struct smbd_buffer_desc d = { .offset = 0x1000, .token = TOKEN, .length = 65536 };
+    struct chan_client_plan plan;
+    size_t len = th_smb2_plain_read(msg, message_id, 65536);
+
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(cc, msg, len, &plan), CHAN_READ);
+    assert_int_equal(chan_client_track(cc, &plan, &d, 1, cookie), 0);
+}
+
+/* The server's channel READ response to message_id, 65536 bytes written, signed with k
+ * (NULL: unsigned). */
+static size_t signed_read_resp(uint8_t *b, uint64_t message_id, const struct smb2_sign_key *k)
+{
+    const struct th_hdr h = { .command = SMB2_READ, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
+                              .message_id = message_id };
+    size_t len = th_smb2_read_resp(b, &h, 0x50, 0, 65536);
+
+    if (k)
+        assert_int_equal(smb2_sign(k, SMB2_SIGN_FROM_SERVER, b, len), 0);
+    return len;
+}
+
+static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **state)
+{
+    struct chan_client cc;
+    struct chan_client_result res;
+    uint8_t b[80];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    track_signed_read(&cc, 11, &cookie);
+    len = signed_read_resp(b, 11, &session_key);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_READ_DONE);
+    assert_int_equal(res.bytes, 65536);
+    assert_true(res.signed_io);
+    assert_memory_equal(&res.key, &session_key, sizeof(session_key));
+    expect_released(&cc, &cookie, 0);
+
+    /* a hostile peer: the signed response altered after signing (DataRemaining) */
+    track_signed_read(&cc, 12, &cookie);
+    len = signed_read_resp(b, 12, &session_key);
+    sd_put_le32(b + 64 + 8, 4096);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "does not verify"));
+    assert_false(res.signed_io);
+    expect_released(&cc, &cookie, 0);
+    /* ... signed with another key */
+    track_signed_read(&cc, 13, &cookie);
+    len = signed_read_resp(b, 13, &other_key);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "does not verify"));
+    expect_released(&cc, &cookie, 0);
+    /* ... not signed at all */
+    track_signed_read(&cc, 14, &cookie);
+    len = signed_read_resp(b, 14, NULL);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "unsigned response"));
+    expect_released(&cc, &cookie, 0);
+    chan_client_fini(&cc);
+}
+
+static void signed_write_responses_pass_to_the_program_to_check(void **state)
+{
+    const struct th_hdr h = { .command = SMB2_WRITE, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
+                              .message_id = 21 };
+    const struct smbd_buffer_desc d = { .offset = 0x2000, .token = TOKEN, .length = 8192 };
+    struct chan_client cc;
+    struct chan_client_plan plan;
+    struct chan_client_result res;
+    uint8_t b[80];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    len = th_smb2_plain_write(msg, 21, 8192);
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_WRITE);
+    assert_int_equal(chan_client_track(&cc, &plan, &d, 1, &cookie), 0);
+    len = th_smb2_write_resp(b, &h, 8192);
+    assert_int_equal(smb2_sign(&other_key, SMB2_SIGN_FROM_SERVER, b, len), 0);
+    respond(&cc, b, len, 0, &res); /* unchanged: the program checks it as over TCP */
+    assert_int_equal(res.action, CHAN_CLIENT_PASS);
+    expect_released(&cc, &cookie, 0);
+    chan_client_fini(&cc);
+}
+
 static void interim_keeps_the_entry_until_the_final_response(void **state)
 {
     const struct th_hdr final = { .command = SMB2_READ, .flags = SMB2_FLAGS_ASYNC_COMMAND,
@@ -722,6 +886,9 @@ int main(void)
         cmocka_unit_test(remote_invalidation_of_the_right_token_is_recorded),
         cmocka_unit_test(remote_invalidation_of_another_token_is_an_error),
         cmocka_unit_test(teardown_drains_every_cookie),
+        cmocka_unit_test(signed_requests_with_the_key_use_the_channel),
+        cmocka_unit_test(signed_channel_read_is_checked_before_its_data_is_handed_on),
+        cmocka_unit_test(signed_write_responses_pass_to_the_program_to_check),
         cmocka_unit_test(inline_only_follows_dialect_threshold_signing_and_sealing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
