@@ -153,8 +153,8 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "the keyless relay), have the server move the data by RDMA Read and Write "
                 "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); encrypted sessions stay "
                 "inline; 0 keeps all I/O inline",
-        .brief = "SMB2 READs and WRITEs larger than this move their data by RDMA (dialect 3.0 "
-                 "or later, unsigned or signed, not encrypted); 0: all inline" },
+        .brief = "SMB2 READs and WRITEs larger than this move their data by RDMA (dialect 3.0+, "
+                 "not encrypted); 0: all inline" },
     [SD_SET_CHANNEL_IO_SIZE] = {
         .env = "SMBDIRECT_CHANNEL_IO_SIZE", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 4096, .max = 16777216, .def = SAME("2097152"),
