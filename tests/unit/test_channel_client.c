@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <nettle/cmac.h>
 
 #include "chan_client.h"
 #include "sd_bytes.h"
@@ -600,6 +601,38 @@ static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **s
     chan_client_fini(&cc);
 }
 
+/* Linux ksmbd signs a channel READ's response over its Direct-TCP length and the message:
+ * accepted, and the same signature on another message is not. */
+static void ksmbd_signature_over_the_length_prefix_is_accepted(void **state)
+{
+    struct cmac_aes128_ctx c;
+    struct chan_client cc;
+    struct chan_client_result res;
+    uint8_t b[80], framed[84];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    track_signed_read(&cc, 31, &cookie);
+    len = signed_read_resp(b, 31, &session_key); /* flags set as ksmbd sends them */
+    sd_put_be32(framed, (uint32_t)len);
+    memcpy(framed + 4, b, len);
+    memset(framed + 4 + 48, 0, 16);
+    cmac_aes128_set_key(&c, session_key.key);
+    cmac_aes128_update(&c, 4 + len, framed);
+    cmac_aes128_digest(&c, 16, b + 48);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_READ_DONE);
+    expect_released(&cc, &cookie, 0);
+    track_signed_read(&cc, 32, &cookie);
+    sd_put_le64(b + 24, 32); /* the same signature on the answer to another READ */
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    expect_released(&cc, &cookie, 0);
+    chan_client_fini(&cc);
+}
+
 static void signed_write_responses_pass_to_the_program_to_check(void **state)
 {
     const struct th_hdr h = { .command = SMB2_WRITE, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
@@ -889,6 +922,7 @@ int main(void)
         cmocka_unit_test(signed_requests_with_the_key_use_the_channel),
         cmocka_unit_test(signed_channel_read_is_checked_before_its_data_is_handed_on),
         cmocka_unit_test(signed_write_responses_pass_to_the_program_to_check),
+        cmocka_unit_test(ksmbd_signature_over_the_length_prefix_is_accepted),
         cmocka_unit_test(inline_only_follows_dialect_threshold_signing_and_sealing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

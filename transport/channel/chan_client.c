@@ -139,7 +139,9 @@ static const char *read_final(const struct chan_io *io, const struct smb2_hdr *h
     if (io->signed_io && !(h->flags & SMB2_FLAGS_SIGNED))
         return "SMB2 READ of a signed session answered with an unsigned response over the "
                "RDMA channel: its data is not handed on";
-    if (io->signed_io && smb2_sign_verify(&io->key, SMB2_SIGN_FROM_SERVER, cmd, cmd_len) != 0)
+    /* Linux ksmbd signs this response over its Direct-TCP length too (smb2_sign.h). */
+    if (io->signed_io && smb2_sign_verify(&io->key, SMB2_SIGN_FROM_SERVER, cmd, cmd_len) != 0 &&
+        smb2_sign_verify_framed(&io->key, SMB2_SIGN_FROM_SERVER, cmd, cmd_len) != 0)
         return "SMB2 READ response's signature does not verify with the session's key "
                "(altered or forged): its data is not handed on";
     res->action = CHAN_CLIENT_READ_DONE;

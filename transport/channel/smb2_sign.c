@@ -152,10 +152,12 @@ static int command(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
 
 /* The signature with k of the len bytes of the command at msg (header h), then tail_len
  * bytes at tail (the rest of a message held in two pieces), its Signature field taken as
- * zero. */
+ * zero; framed: after the 4-byte big-endian Direct-TCP length of the whole (see
+ * smb2_sign_verify_framed). */
 static void signature(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
                       const struct smb2_hdr *h, const uint8_t *msg, size_t len,
-                      const uint8_t *tail, size_t tail_len, uint8_t sig[SMB2_SIGNATURE_SIZE])
+                      const uint8_t *tail, size_t tail_len, int framed,
+                      uint8_t sig[SMB2_SIGNATURE_SIZE])
 {
     static const uint8_t zero[SMB2_SIGNATURE_SIZE];
     uint8_t nonce[GCM_IV_SIZE];
@@ -171,6 +173,12 @@ static void signature(const struct smb2_sign_key *k, enum smb2_sign_sender sende
                                    (h->command == SMB2_CANCEL ? GMAC_CANCEL : 0));
         gcm_aes128_set_key(&m.c.gcm, k->key);
         gcm_aes128_set_iv(&m.c.gcm, sizeof(nonce), nonce);
+    }
+    if (framed) {
+        uint8_t prefix[4];
+
+        sd_put_be32(prefix, (uint32_t)(len + tail_len));
+        mac_update(&m, sizeof(prefix), prefix);
     }
     mac_update(&m, SMB2_HDR_SIGNATURE, msg);
     mac_update(&m, sizeof(zero), zero);
@@ -197,7 +205,7 @@ int smb2_sign(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8
     if (command(k, sender, msg, len, &h, &cmd_len) != 0)
         return -EINVAL;
     sd_put_le32(msg + HDR_FLAGS, h.flags | SMB2_FLAGS_SIGNED);
-    signature(k, sender, &h, msg, cmd_len, NULL, 0, msg + SMB2_HDR_SIGNATURE);
+    signature(k, sender, &h, msg, cmd_len, NULL, 0, 0, msg + SMB2_HDR_SIGNATURE);
     return 0;
 }
 
@@ -210,12 +218,12 @@ int smb2_sign_parts(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
     if (command(k, sender, head, head_len, &h, &cmd_len) != 0 || h.next_command != 0)
         return -EINVAL;
     sd_put_le32(head + HDR_FLAGS, h.flags | SMB2_FLAGS_SIGNED);
-    signature(k, sender, &h, head, head_len, tail, tail_len, head + SMB2_HDR_SIGNATURE);
+    signature(k, sender, &h, head, head_len, tail, tail_len, 0, head + SMB2_HDR_SIGNATURE);
     return 0;
 }
 
-int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
-                     const uint8_t *msg, size_t len)
+static int verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                     const uint8_t *msg, size_t len, int framed)
 {
     uint8_t sig[SMB2_SIGNATURE_SIZE];
     struct smb2_hdr h;
@@ -223,6 +231,22 @@ int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender
 
     if (command(k, sender, msg, len, &h, &cmd_len) != 0)
         return -EINVAL;
-    signature(k, sender, &h, msg, cmd_len, NULL, 0, sig);
+    signature(k, sender, &h, msg, cmd_len, NULL, 0, framed, sig);
     return memeql_sec(sig, msg + SMB2_HDR_SIGNATURE, sizeof(sig)) ? 0 : -EBADMSG;
+}
+
+int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                     const uint8_t *msg, size_t len)
+{
+    return verify(k, sender, msg, len, 0);
+}
+
+int smb2_sign_verify_framed(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                            const uint8_t *msg, size_t len)
+{
+    struct smb2_hdr h;
+
+    if (smb2_hdr_decode(msg, len, &h) != 0 || h.next_command != 0 || len > UINT32_MAX)
+        return -EINVAL;
+    return verify(k, sender, msg, len, 1);
 }
