@@ -61,20 +61,7 @@ static int rec_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t
     return 0;
 }
 
-#define SID 0x778899AABBCCDDEEull /* the SessionId th_smb2 writes */
-static const struct smb2_sign_key session_key = {
-    SMB2_SIGN_AES_GMAC, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }
-};
-
-/* The shim's key store, for host.signing_key: SID's key. */
-static int rec_signing_key(void *ctx, uint64_t session_id, struct smb2_sign_key *key)
-{
-    (void)ctx;
-    if (session_id != SID)
-        return -1;
-    *key = session_key;
-    return 0;
-}
+#define session_key th_smb2_key
 
 static void rec_fail(void *ctx, int err, const char *why)
 {
@@ -120,7 +107,7 @@ static void rig_open_keyed(struct rig *r, enum bridge_chan_role role, int keyed)
                                            .remote_invalidation = client,
                                            .to_stream = rec_to_stream, .fail = rec_fail,
                                            .take_message = client ? rec_take : NULL,
-                                           .signing_key = keyed ? rec_signing_key : NULL,
+                                           .signing_key = keyed ? th_smb2_key_of : NULL,
                                            .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
     r->ch = bridge_chan_new(role, client ? 4096 : 0, &host);
     assert_non_null(r->ch);
@@ -320,15 +307,12 @@ static void signed_read_leaves_signed(struct rig *r, uint64_t id)
     assert_int_equal(smb2_sign_verify(&session_key, SMB2_SIGN_FROM_CLIENT, out, out_len), 0);
 }
 
-/* The server's answer to READ id: 65536 bytes RDMA-written, the response signed. */
-static size_t channel_read_resp(uint8_t *b, uint64_t id)
+/* A keyed client rig whose signed READ id left signed; the server's signed answer in b. */
+static size_t rig_with_signed_read(struct rig *r, uint64_t id, uint8_t b[80])
 {
-    const struct th_hdr h = { .command = SMB2_READ, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
-                              .message_id = id };
-    size_t n = th_smb2_read_resp(b, &h, 0x50, 0, 65536);
-
-    assert_int_equal(smb2_sign(&session_key, SMB2_SIGN_FROM_SERVER, b, n), 0);
-    return n;
+    rig_open_keyed(r, BRIDGE_CHAN_CLIENT, 1);
+    signed_read_leaves_signed(r, id);
+    return th_smb2_channel_read_resp(b, id, &session_key);
 }
 
 static void test_signed_read_is_signed_again_and_its_answer_checked(void **state)
@@ -339,9 +323,7 @@ static void test_signed_read_is_signed_again_and_its_answer_checked(void **state
     size_t n;
 
     (void)state;
-    rig_open_keyed(&r, BRIDGE_CHAN_CLIENT, 1);
-    signed_read_leaves_signed(&r, 5);
-    n = channel_read_resp(b, 5);
+    n = rig_with_signed_read(&r, 5, b);
     assert_int_equal(bridge_chan_from_peer(r.ch, b, n, 0), 1);
     assert_int_equal(r.h.failed, 0);
     assert_int_equal(r.h.written, 1);
@@ -363,9 +345,7 @@ static void test_signed_read_answer_altered_after_signing_ends_the_connection(vo
     size_t n;
 
     (void)state;
-    rig_open_keyed(&r, BRIDGE_CHAN_CLIENT, 1);
-    signed_read_leaves_signed(&r, 6);
-    n = channel_read_resp(b, 6);
+    n = rig_with_signed_read(&r, 6, b);
     sd_put_le32(b + 64 + 8, 100); /* DataRemaining, after the server signed */
     assert_int_equal(bridge_chan_from_peer(r.ch, b, n, 0), -1);
     assert_int_equal(r.h.failed, 1);

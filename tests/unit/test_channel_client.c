@@ -467,29 +467,39 @@ static void signed_or_malformed_channel_read_answers_are_errors(void **state)
 
 /* ---- signed sessions ---- */
 
-#define SID 0x778899AABBCCDDEEull /* the SessionId th_smb2 writes */
+#define SID TH_SMB2_SESSION_ID
+#define session_key th_smb2_key
 
-static const struct smb2_sign_key session_key = {
-    SMB2_SIGN_AES_CMAC, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }
-};
 static const struct smb2_sign_key other_key = {
     SMB2_SIGN_AES_CMAC, { 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 }
 };
 
-/* The glue's key store: SID's key is known, no other session's. */
-static int key_of(void *arg, uint64_t session_id, struct smb2_sign_key *key)
+/* The response at b answers the tracked I/O of cookie with want, and releases it. */
+static void expect_answer(struct chan_client *cc, const uint8_t *b, size_t len,
+                          enum chan_client_action want, void *cookie)
 {
-    (void)arg;
-    if (session_id != SID)
-        return -1;
-    *key = session_key;
-    return 0;
+    struct chan_client_result res;
+
+    chan_client_on_response(cc, b, len, 0, &res);
+    assert_int_equal(res.action, want);
+    expect_released(cc, cookie, 0);
 }
 
 static void keyed_client_at(struct chan_client *cc, uint16_t dialect)
 {
     client_at(cc, dialect, THRESHOLD);
-    cc->signing_key = key_of;
+    cc->signing_key = th_smb2_key_of;
+}
+
+/* The plan of the program's READ or WRITE (command) of length bytes, signed. */
+static enum chan_kind plan_signed(struct chan_client *cc, uint16_t command, uint64_t id,
+                                  uint32_t length, struct chan_client_plan *plan)
+{
+    size_t len = command == SMB2_READ ? th_smb2_plain_read(msg, id, length)
+                                      : th_smb2_plain_write(msg, id, length);
+
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    return chan_client_plan_request(cc, msg, len, plan);
 }
 
 static void signed_requests_with_the_key_use_the_channel(void **state)
@@ -500,15 +510,12 @@ static void signed_requests_with_the_key_use_the_channel(void **state)
 
     (void)state;
     keyed_client_at(&cc, 0x0311);
-    len = th_smb2_plain_read(msg, 1, 65536);
-    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
-    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_READ);
+    assert_int_equal(plan_signed(&cc, SMB2_READ, 1, 65536, &plan), CHAN_READ);
     assert_true(plan.signed_io);
     assert_memory_equal(&plan.key, &session_key, sizeof(session_key));
-    len = th_smb2_plain_write(msg, 2, 65536);
-    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
-    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_WRITE);
+    assert_int_equal(plan_signed(&cc, SMB2_WRITE, 2, 65536, &plan), CHAN_WRITE);
     assert_true(plan.signed_io);
+    len = TH_RW_FIXED + 65536; /* the WRITE in msg */
     /* a keyed session's other signed requests leave the channel usable */
     sd_put_le16(msg + 12, 0x0005); /* CREATE */
     assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
@@ -536,24 +543,9 @@ static void track_signed_read(struct chan_client *cc, uint64_t message_id, void 
 {
     const struct smbd_buffer_desc d = { .offset = 0x1000, .token = TOKEN, .length = 65536 };
     struct chan_client_plan plan;
-    size_t len = th_smb2_plain_read(msg, message_id, 65536);
 
-    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
-    assert_int_equal(chan_client_plan_request(cc, msg, len, &plan), CHAN_READ);
+    assert_int_equal(plan_signed(cc, SMB2_READ, message_id, 65536, &plan), CHAN_READ);
     assert_int_equal(chan_client_track(cc, &plan, &d, 1, cookie), 0);
-}
-
-/* The server's channel READ response to message_id, 65536 bytes written, signed with k
- * (NULL: unsigned). */
-static size_t signed_read_resp(uint8_t *b, uint64_t message_id, const struct smb2_sign_key *k)
-{
-    const struct th_hdr h = { .command = SMB2_READ, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
-                              .message_id = message_id };
-    size_t len = th_smb2_read_resp(b, &h, 0x50, 0, 65536);
-
-    if (k)
-        assert_int_equal(smb2_sign(k, SMB2_SIGN_FROM_SERVER, b, len), 0);
-    return len;
 }
 
 static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **state)
@@ -567,7 +559,7 @@ static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **s
     (void)state;
     keyed_client_at(&cc, 0x0302);
     track_signed_read(&cc, 11, &cookie);
-    len = signed_read_resp(b, 11, &session_key);
+    len = th_smb2_channel_read_resp(b, 11, &session_key);
     respond(&cc, b, len, 0, &res);
     assert_int_equal(res.action, CHAN_CLIENT_READ_DONE);
     assert_int_equal(res.bytes, 65536);
@@ -577,7 +569,7 @@ static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **s
 
     /* a hostile peer: the signed response altered after signing (DataRemaining) */
     track_signed_read(&cc, 12, &cookie);
-    len = signed_read_resp(b, 12, &session_key);
+    len = th_smb2_channel_read_resp(b, 12, &session_key);
     sd_put_le32(b + 64 + 8, 4096);
     respond(&cc, b, len, 0, &res);
     assert_int_equal(res.action, CHAN_CLIENT_ERROR);
@@ -586,14 +578,14 @@ static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **s
     expect_released(&cc, &cookie, 0);
     /* ... signed with another key */
     track_signed_read(&cc, 13, &cookie);
-    len = signed_read_resp(b, 13, &other_key);
+    len = th_smb2_channel_read_resp(b, 13, &other_key);
     respond(&cc, b, len, 0, &res);
     assert_int_equal(res.action, CHAN_CLIENT_ERROR);
     assert_non_null(strstr(res.why, "does not verify"));
     expect_released(&cc, &cookie, 0);
     /* ... not signed at all */
     track_signed_read(&cc, 14, &cookie);
-    len = signed_read_resp(b, 14, NULL);
+    len = th_smb2_channel_read_resp(b, 14, NULL);
     respond(&cc, b, len, 0, &res);
     assert_int_equal(res.action, CHAN_CLIENT_ERROR);
     assert_non_null(strstr(res.why, "unsigned response"));
@@ -607,7 +599,6 @@ static void ksmbd_signature_over_the_length_prefix_is_accepted(void **state)
 {
     struct cmac_aes128_ctx c;
     struct chan_client cc;
-    struct chan_client_result res;
     uint8_t b[80], framed[84];
     size_t len;
     int cookie;
@@ -615,21 +606,17 @@ static void ksmbd_signature_over_the_length_prefix_is_accepted(void **state)
     (void)state;
     keyed_client_at(&cc, 0x0302);
     track_signed_read(&cc, 31, &cookie);
-    len = signed_read_resp(b, 31, &session_key); /* flags set as ksmbd sends them */
+    len = th_smb2_channel_read_resp(b, 31, &session_key); /* flags set as ksmbd sends them */
     sd_put_be32(framed, (uint32_t)len);
     memcpy(framed + 4, b, len);
     memset(framed + 4 + 48, 0, 16);
     cmac_aes128_set_key(&c, session_key.key);
     cmac_aes128_update(&c, 4 + len, framed);
     cmac_aes128_digest(&c, 16, b + 48);
-    respond(&cc, b, len, 0, &res);
-    assert_int_equal(res.action, CHAN_CLIENT_READ_DONE);
-    expect_released(&cc, &cookie, 0);
+    expect_answer(&cc, b, len, CHAN_CLIENT_READ_DONE, &cookie);
     track_signed_read(&cc, 32, &cookie);
     sd_put_le64(b + 24, 32); /* the same signature on the answer to another READ */
-    respond(&cc, b, len, 0, &res);
-    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
-    expect_released(&cc, &cookie, 0);
+    expect_answer(&cc, b, len, CHAN_CLIENT_ERROR, &cookie);
     chan_client_fini(&cc);
 }
 
@@ -640,22 +627,18 @@ static void signed_write_responses_pass_to_the_program_to_check(void **state)
     const struct smbd_buffer_desc d = { .offset = 0x2000, .token = TOKEN, .length = 8192 };
     struct chan_client cc;
     struct chan_client_plan plan;
-    struct chan_client_result res;
     uint8_t b[80];
     size_t len;
     int cookie;
 
     (void)state;
     keyed_client_at(&cc, 0x0302);
-    len = th_smb2_plain_write(msg, 21, 8192);
-    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
-    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_WRITE);
+    assert_int_equal(plan_signed(&cc, SMB2_WRITE, 21, 8192, &plan), CHAN_WRITE);
     assert_int_equal(chan_client_track(&cc, &plan, &d, 1, &cookie), 0);
     len = th_smb2_write_resp(b, &h, 8192);
     assert_int_equal(smb2_sign(&other_key, SMB2_SIGN_FROM_SERVER, b, len), 0);
-    respond(&cc, b, len, 0, &res); /* unchanged: the program checks it as over TCP */
-    assert_int_equal(res.action, CHAN_CLIENT_PASS);
-    expect_released(&cc, &cookie, 0);
+    /* unchanged: the program checks it as over TCP */
+    expect_answer(&cc, b, len, CHAN_CLIENT_PASS, &cookie);
     chan_client_fini(&cc);
 }
 
