@@ -20,6 +20,7 @@
 #include "shim_sigcheck.h"
 #include "shim_sigkeys.h"
 #include "smbd_bridge.h"
+#include "smbd_link_note.h"
 
 /* The most the program's exit waits for its tunnels to end in order. */
 #define SHIM_EXIT_WAIT_MS 1000
@@ -203,11 +204,13 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)job->sig.no_key, (unsigned long long)job->sig.too_large);
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
-                "bytes written by it, buffers peak %llu bytes, memory waits %llu (%llu ms)",
+                "bytes written by it, %llu of them signed again, buffers peak %llu bytes, "
+                "memory waits %llu (%llu ms)",
                 (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
                 (unsigned long long)st->chan.rdma_write_bytes,
+                (unsigned long long)st->chan.rdma_signed,
                 (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
                 (unsigned long long)st->chan.mem_wait_ms);
     shim_fdtable_tunnel_ended(&job->app_key, err);
@@ -232,10 +235,30 @@ static void tunnel_request(void *ctx, const uint8_t *msg, size_t len)
     shim_sigcheck_request(&job->app_key, msg, len, &job->sig);
 }
 
+/* The signing key of an SMB2 session on this tunnel, for the bridge to sign again the
+ * READ/WRITE it moves by the RDMA channel (engine's loop). */
+static int tunnel_signing_key(void *ctx, uint64_t session_id, struct smb2_sign_key *key)
+{
+    struct shim_tunnel_job *job = ctx;
+
+    return shim_sigkeys_get(&job->app_key, session_id, key);
+}
+
+/* 1 when the server said it holds no session keys (an smbdirect-relay): it refuses a
+ * signed READ/WRITE over the channel, so a signed session's I/O stays inline. */
+static int peer_is_keyless(const struct smbd_link *link)
+{
+    const struct sd_cm_result *cm = smbd_link_cm(link);
+
+    return (smbd_link_note_decode(cm->peer_private_data, cm->peer_private_data_len) &
+            SMBD_LINK_NOTE_KEYLESS) != 0;
+}
+
 /* Runs on the engine thread. */
 static void start_bridge(void *ctx)
 {
     struct shim_tunnel_job *job = ctx;
+    int keyless = peer_is_keyless(job->link);
 
     const struct smbd_bridge_opts opts = {
         .channel = BRIDGE_CHAN_CLIENT,
@@ -245,12 +268,15 @@ static void start_bridge(void *ctx)
         .on_inline_io = tunnel_inline_only,
         .splice_reads = shim_config_get()->set.splice,
         .on_request = tunnel_request,
+        .signing_key = keyless ? NULL : tunnel_signing_key,
     };
 
     job->next = live_jobs; /* counted in live_tunnels since shim_engine_attach */
     if (live_jobs)
         live_jobs->prev = job;
     live_jobs = job;
+    if (keyless)
+        sd_debug("the server is a keyless relay: a signed session's READ/WRITE stay inline");
     job->bridge = smbd_bridge_start(job->loop, job->link, job->engine_fd, &opts, tunnel_ended, job);
     if (!job->bridge) {
         sd_error("cannot start the SMB Direct bridge: the tunnel is closed");

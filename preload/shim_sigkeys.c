@@ -93,6 +93,28 @@ void shim_sigkeys_learn(uint64_t session_id, const struct smb2_sign_key *k)
              (unsigned long long)session_id, algo_name(k->algo));
 }
 
+/* The key bound to tunnel for session_id, or NULL. Under the lock. */
+static struct sigkey *bound_key(const struct shim_fd_key *tunnel, uint64_t session_id)
+{
+    for (size_t i = 0; i < SHIM_SIGKEYS_MAX; i++)
+        if (table[i].used && table[i].session_id == session_id && same_tunnel(&table[i], tunnel))
+            return &table[i];
+    return NULL;
+}
+
+int shim_sigkeys_get(const struct shim_fd_key *tunnel, uint64_t session_id,
+                     struct smb2_sign_key *k)
+{
+    struct sigkey *e;
+
+    table_enter();
+    e = bound_key(tunnel, session_id);
+    if (e)
+        *k = e->key;
+    table_leave();
+    return e ? 0 : -1;
+}
+
 static int verifies(const struct sigkey *e, const uint8_t *cmd, size_t len)
 {
     return smb2_sign_verify(&e->key, SMB2_SIGN_FROM_CLIENT, cmd, len) == 0;
@@ -106,9 +128,7 @@ enum shim_sigkeys_verdict shim_sigkeys_verify(const struct shim_fd_key *tunnel,
     struct sigkey *bound = NULL, *proved = NULL;
 
     table_enter();
-    for (size_t i = 0; i < SHIM_SIGKEYS_MAX && !bound; i++)
-        if (table[i].used && table[i].session_id == session_id && same_tunnel(&table[i], tunnel))
-            bound = &table[i];
+    bound = bound_key(tunnel, session_id);
     if (bound && verifies(bound, cmd, len)) {
         table_leave();
         return SHIM_SIGKEYS_VERIFIED;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* preload/shim_sigkeys.h — the signing keys of the program's SMB2 sessions, learned in
  * process as the program signs (shim_siglearn.c) and used by the shim to check its signed
- * requests (shim_sigcheck.c). A key is learned for a SessionId; it is bound to a tunnel
+ * requests (shim_sigcheck.c) and to sign again the READ/WRITE it moves by the RDMA
+ * channel (shim_sigkeys_get, for the bridge). A key is learned for a SessionId; it is bound to a tunnel
  * (the fd-table key of the program's socketpair end) once a request of that session on
  * that tunnel verifies with it, since one SessionId may sign with a different key on each
  * channel of a session (MS-SMB2 3.2.5.3.1: Channel.SigningKey). Keys live only in this
@@ -39,6 +40,11 @@ enum shim_sigkeys_verdict {
 enum shim_sigkeys_verdict shim_sigkeys_verify(const struct shim_fd_key *tunnel,
                                               uint64_t session_id, const uint8_t *cmd,
                                               size_t len);
+
+/* A copy of the key bound to tunnel for session_id (proved by a request of the session
+ * on tunnel): 0, or -1 when there is none. The caller wipes its copy when done. */
+int shim_sigkeys_get(const struct shim_fd_key *tunnel, uint64_t session_id,
+                     struct smb2_sign_key *k);
 
 /* The session ended on tunnel (the program sent LOGOFF): its keys bound there are wiped. */
 void shim_sigkeys_forget_session(const struct shim_fd_key *tunnel, uint64_t session_id);

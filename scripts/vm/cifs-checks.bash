@@ -20,8 +20,9 @@ CIFS_WEDGED=/mnt/cifs-wedged
 CIFS_MNT=/mnt/cifs-rdma
 if [ -s "$CIFS_WEDGED" ]; then CIFS_MNT+=-$(wc -l <"$CIFS_WEDGED"); fi
 
-# cifs_mount ADDR USER PASS IO — mounts //ADDR/share at $CIFS_MNT over SMB Direct (port 5445 first
-# on iWARP) and checks /proc/fs/cifs/DebugData shows it (IO tcp: over TCP port 445 instead).
+# cifs_mount ADDR USER PASS IO [sign] — mounts //ADDR/share at $CIFS_MNT over SMB Direct (port 5445
+# first on iWARP) and checks /proc/fs/cifs/DebugData shows it (IO tcp: over TCP port 445 instead);
+# "sign" requires a signed session (mount option sign).
 # cache=none sends every read to the server; "soft" makes a dead connection fail calls instead of
 # retrying them forever. A mount still running after 55 s has the relay's log and the kernel's
 # copied to the results share (mount-stuck-relay.log, mount-stuck-dmesg.log): once, with 6.12, an
@@ -30,6 +31,7 @@ if [ -s "$CIFS_WEDGED" ]; then CIFS_MNT+=-$(wc -l <"$CIFS_WEDGED"); fi
 cifs_mount() {
     local opts="rdma,vers=3.1.1,username=$2,password=$3,cache=none,soft" watcher
     modprobe cifs && mkdir -p "$CIFS_MNT" || return 1
+    [ "${5:-}" != sign ] || opts+=",sign"
     if [ "$4" = tcp ]; then
         opts=${opts#rdma,}
     elif [ "$4" = inline ]; then

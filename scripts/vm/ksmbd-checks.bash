@@ -80,22 +80,28 @@ ksmbd_check_no_idle_reads() {
     rm -rf "$d"
 }
 
-# ksmbd_check_large_put_get ADDR VIA LABEL [signed] — puts and gets 64 MiB in one session:
-# smbclient writes and reads up to 8 MiB per SMB2 request, far above ksmbd's MaxFragmentedSize
-# (173910). Unsigned, the put can only succeed over the RDMA read/write channel (ksmbd
+# ksmbd_check_large_put_get ADDR VIA LABEL [channel|signed|signed-3.0] — puts and gets 64 MiB in
+# one session: smbclient writes and reads up to 8 MiB per SMB2 request, far above ksmbd's
+# MaxFragmentedSize (173910), so the put can only succeed over the RDMA read/write channel (ksmbd
 # RDMA-reads the WRITE data from and RDMA-writes the READ data into the shim's registered
-# buffers; inline, the shim would refuse the first WRITE naming MaxFragmentedSize). With
-# "signed" (smbclient --client-protection=sign) the data must travel inline under the
-# signature, so the shim lowers smbclient's WRITE and READ sizes to fit (its debug log says
-# so) and no message exceeds MaxFragmentedSize. Both copies keep their sha256. The rate is
-# noted, with the shim's channel counts when its log line made it out before smbclient exited.
+# buffers; inline, the shim would refuse the first WRITE naming MaxFragmentedSize). "signed"
+# (smbclient --client-protection=sign: SMB 3.1.1, AES-128-GMAC or -CMAC as negotiated) and
+# "signed-3.0" (the same at SMB 3.0: AES-128-CMAC) move the data by the channel too: the shim
+# signs each rewritten request again with the session's key, checks ksmbd's signed responses
+# and signs the rebuilt READ responses; its end line counts those I/Os ("N of them signed
+# again") and smbclient's sizes are never lowered to fit inline; ksmbd logs no signature
+# failure. Both copies keep their sha256. The rate is noted, with the shim's channel counts.
 ksmbd_check_large_put_get() {
     local addr=$1 via=$2 label=$3 mode=${4:-channel} d name t0 t1 line size=$((64 * 1024 * 1024))
-    local args=()
-    [ "$mode" = signed ] && args=(--client-protection=sign)
+    local args=() signed_ios bad0 bad1
+    case $mode in
+    signed) args=(--client-protection=sign) ;;
+    signed-3.0) args=(--client-protection=sign -m SMB3_00) ;;
+    esac
     d=$(vm_client_tmpdir)
     name=put-64m-$via-$mode.bin
     senv_random_file "$d/put.bin" "$size"
+    bad0=$(dmesg | grep -c 'bad smb2 signature' || true)
     t0=$(senv_now)
     SMBDIRECT_LOG=debug run vm_smbclient_ksmbd "$addr" "$via" "${args[@]}" \
         -c "put $d/put.bin $name; get $name $d/back.bin"
@@ -106,9 +112,16 @@ ksmbd_check_large_put_get() {
     ksmbd_assert_same "$d/put.bin" "$name"
     cmp "$d/put.bin" "$d/back.bin"
     if grep -q 'exceeds the peer' <<<"$output"; then echo "a message exceeded MaxFragmentedSize" >&2; return 1; fi
-    if [ "$mode" = signed ]; then
-        grep -q 'SMB2 WRITE size [0-9]* lowered to [0-9]* to fit the SMB Direct connection (READ/WRITE go inline)' <<<"$output"
-        if grep -q 'RDMA channel: ' <<<"$output"; then echo "a signed session used the channel" >&2; return 1; fi
+    if grep -q 'lowered to [0-9]* to fit the SMB Direct connection' <<<"$output"; then echo "I/O sizes lowered to fit inline" >&2; return 1; fi
+    signed_ios=$(grep -m1 -o 'RDMA channel: .*, [0-9]* of them signed again' <<<"$output" | grep -o '[0-9]* of them' | tr -dc 0-9)
+    [ -n "$signed_ios" ] || { echo "no RDMA channel line from the shim" >&2; return 1; }
+    if [ "$mode" = channel ]; then
+        [ "$signed_ios" -eq 0 ]
+    else
+        # 64 MiB each way in I/Os of at most 8 MiB: at least 16 went by the channel, signed
+        [ "$signed_ios" -ge 16 ] || { echo "only $signed_ios signed I/Os by the channel" >&2; return 1; }
+        bad1=$(dmesg | grep -c 'bad smb2 signature' || true)
+        [ "$bad1" -eq "$bad0" ] || { echo "ksmbd logged a bad signature" >&2; return 1; }
     fi
     line=$(grep -m1 'RDMA channel: ' <<<"$output" | sed 's/.*RDMA channel: /; /') || true
     vm_note "$label: $mode put + get 64 MiB in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s, $(senv_rate $((2 * size)) "$t0" "$t1") MiB/s (whole smbclient run)$line"
@@ -180,7 +193,7 @@ ksmbd_check_probe() {
 
 # ksmbd_check_memlock ADDR VIA LABEL KIB — the shim on verbs under RLIMIT_MEMLOCK KIB (the client
 # user's soft limit; "unlimited" raises it). 8192 (Debian's default) and above: 64 MiB put and
-# get, unsigned (channel) and signed (inline), keep sha256 with no word of the limit; at 8192,
+# get, unsigned and signed (both by the channel), keep sha256 with no word of the limit; at 8192,
 # three 2 MiB channel I/Os at a time. 1024: the connection is planned smaller at connect (one
 # warning naming RLIMIT_MEMLOCK, the value found and the value for full speed) and both
 # transfers still complete. Below the smallest connection (256): refused at connect naming

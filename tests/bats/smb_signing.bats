@@ -70,6 +70,9 @@ put_get_signed() {
     assert_same_file "$BATS_FILE_TMPDIR/src.bin" "$d/back.bin"
     assert_learned "$algo"
     assert_all_verified
+    # the relay holds no keys and says so in its reply: the signed data stayed inline
+    grep -q "debug: the server is a keyless relay" <<<"$output"
+    ! grep -q "RDMA channel: " <<<"$output"
 }
 
 # dumped_key NAME — the key smbclient printed as "NAME [0000] XX XX ..." ("debug

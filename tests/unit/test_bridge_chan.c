@@ -9,7 +9,10 @@
  * never a message sent inline that the peer must reject. Server role (the relay; its
  * data paths in test_bridge_chan_server.c): a signed channel READ or WRITE ends the
  * connection with the reason the relay logs, and nothing reaches the backend; an
- * encrypted one (TRANSFORM header) goes on unchanged. */
+ * encrypted one (TRANSFORM header) goes on unchanged. Client role in a signed session
+ * whose key the host knows: the rewritten READ leaves signed with it, the server's
+ * signed channel response becomes an inline one the key verifies, data included, and
+ * a response altered after signing ends the connection with nothing handed on. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,8 +26,10 @@
 
 #include "bridge_chan.h"
 #include "bridge_pool.h"
-#include "th_conn.h"
+#include "sd_bytes.h"
+#include "smb2_sign.h"
 #include "smb2_wire.h"
+#include "th_conn.h"
 #include "th_smb2.h"
 
 #define MIB (1024u * 1024u)
@@ -35,14 +40,28 @@ struct host_rec {
     size_t stream_cap;
     int taken, failed;
     char why[400];
+    int written;           /* messages handed to the stream; the last one in out */
+    uint8_t out[TH_RW_FIXED + 65536];
+    size_t out_len;
 };
 
 static int rec_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t *alloc,
                          size_t cap)
 {
-    (void)ctx, (void)iov, (void)iovcnt, (void)alloc, (void)cap;
+    struct host_rec *h = ctx;
+
+    (void)alloc, (void)cap;
+    h->written++;
+    h->out_len = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        assert_true(h->out_len + iov[i].iov_len <= sizeof(h->out));
+        memcpy(h->out + h->out_len, iov[i].iov_base, iov[i].iov_len);
+        h->out_len += iov[i].iov_len;
+    }
     return 0;
 }
+
+#define session_key th_smb2_key
 
 static void rec_fail(void *ctx, int err, const char *why)
 {
@@ -74,7 +93,7 @@ struct rig {
 /* An established engine at 3.1.1 (MaxReadWriteSize 1 MiB) and a channel of role: the
  * client's (the shim's, threshold 4096) learns the dialect from the peer's NEGOTIATE
  * response, the server's (the relay's) from the backend's. */
-static void rig_open_role(struct rig *r, enum bridge_chan_role role)
+static void rig_open_keyed(struct rig *r, enum bridge_chan_role role, int keyed)
 {
     int client = role == BRIDGE_CHAN_CLIENT;
     uint8_t m[160];
@@ -88,6 +107,7 @@ static void rig_open_role(struct rig *r, enum bridge_chan_role role)
                                            .remote_invalidation = client,
                                            .to_stream = rec_to_stream, .fail = rec_fail,
                                            .take_message = client ? rec_take : NULL,
+                                           .signing_key = keyed ? th_smb2_key_of : NULL,
                                            .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
     r->ch = bridge_chan_new(role, client ? 4096 : 0, &host);
     assert_non_null(r->ch);
@@ -96,6 +116,7 @@ static void rig_open_role(struct rig *r, enum bridge_chan_role role)
                             : bridge_chan_from_stream(r->ch, m, n, 0), 0);
 }
 
+static void rig_open_role(struct rig *r, enum bridge_chan_role role) { rig_open_keyed(r, role, 0); }
 static void rig_open(struct rig *r) { rig_open_role(r, BRIDGE_CHAN_CLIENT); }
 
 /* A plain WRITE of len data bytes, in a pool buffer at OFF as a framer would hold it. */
@@ -259,6 +280,96 @@ static void test_encrypted_channel_request_goes_to_the_backend_unchanged(void **
     rig_close(&r);
 }
 
+/* The SMB2 message the i-th Send carried (MS-SMBD 2.2.3: DataOffset at 12, DataLength
+ * at 16). */
+static const uint8_t *sent_smb2(const struct rig *r, size_t i, size_t *len)
+{
+    const struct fake_sent *f = fake_sent_get(r->e.qp, i);
+
+    *len = sd_le32(f->data + 16);
+    return f->data + sd_le32(f->data + 12);
+}
+
+/* The program's READ of 64 KiB, signed with the session's key, offered to the channel:
+ * it leaves rewritten (Send i), signed again with the key. */
+static void signed_read_leaves_signed(struct rig *r, uint64_t id)
+{
+    uint8_t m[TH_RW_FIXED + 1];
+    size_t n = th_smb2_plain_read(m, id, 65536), sent = fake_sent_count(r->e.qp), out_len;
+    const uint8_t *out;
+
+    assert_int_equal(smb2_sign(&session_key, SMB2_SIGN_FROM_CLIENT, m, n), 0);
+    assert_int_equal(bridge_chan_from_stream(r->ch, m, n, 1), 1);
+    assert_int_equal(fake_sent_count(r->e.qp), sent + 1);
+    out = sent_smb2(r, sent, &out_len);
+    assert_int_equal(sd_le32(out + 64 + 36), SMB2_CHANNEL_RDMA_V1_INVALIDATE); /* Channel */
+    assert_true(sd_le32(out + 16) & SMB2_FLAGS_SIGNED);
+    assert_int_equal(smb2_sign_verify(&session_key, SMB2_SIGN_FROM_CLIENT, out, out_len), 0);
+}
+
+/* A keyed client rig whose signed READ id left signed; the server's signed answer in b. */
+static size_t rig_with_signed_read(struct rig *r, uint64_t id, uint8_t b[80])
+{
+    rig_open_keyed(r, BRIDGE_CHAN_CLIENT, 1);
+    signed_read_leaves_signed(r, id);
+    return th_smb2_channel_read_resp(b, id, &session_key);
+}
+
+static void test_signed_read_is_signed_again_and_its_answer_checked(void **state)
+{
+    struct bridge_chan_stats st;
+    struct rig r;
+    uint8_t b[80];
+    size_t n;
+
+    (void)state;
+    n = rig_with_signed_read(&r, 5, b);
+    assert_int_equal(bridge_chan_from_peer(r.ch, b, n, 0), 1);
+    assert_int_equal(r.h.failed, 0);
+    assert_int_equal(r.h.written, 1);
+    /* the inline response the program gets: 0x50 + the data, signed with the key */
+    assert_int_equal(r.h.out_len, 0x50 + 65536);
+    assert_int_equal(sd_le32(r.h.out + 64 + 4), 65536); /* DataLength */
+    assert_int_equal(smb2_sign_verify(&session_key, SMB2_SIGN_FROM_SERVER, r.h.out,
+                                      r.h.out_len), 0);
+    bridge_chan_get_stats(r.ch, 1, &st);
+    assert_int_equal(st.rdma_writes, 1);
+    assert_int_equal(st.rdma_signed, 1);
+    rig_close(&r);
+}
+
+static void test_signed_read_answer_altered_after_signing_ends_the_connection(void **state)
+{
+    struct rig r;
+    uint8_t b[80];
+    size_t n;
+
+    (void)state;
+    n = rig_with_signed_read(&r, 6, b);
+    sd_put_le32(b + 64 + 8, 100); /* DataRemaining, after the server signed */
+    assert_int_equal(bridge_chan_from_peer(r.ch, b, n, 0), -1);
+    assert_int_equal(r.h.failed, 1);
+    assert_non_null(strstr(r.h.why, "signature does not verify with the session's key"));
+    assert_int_equal(r.h.written, 0); /* no data reached the program */
+    rig_close(&r);
+}
+
+static void test_signed_read_without_a_key_stays_inline(void **state)
+{
+    struct rig r;
+    uint8_t m[TH_RW_FIXED + 1];
+    size_t n, sent;
+
+    (void)state;
+    rig_open(&r); /* no signing_key: a keyless relay */
+    n = th_smb2_plain_read(m, 7, 65536);
+    assert_int_equal(smb2_sign(&session_key, SMB2_SIGN_FROM_CLIENT, m, n), 0);
+    sent = fake_sent_count(r.e.qp);
+    assert_int_equal(bridge_chan_from_stream(r.ch, m, n, 1), 0); /* unchanged */
+    assert_int_equal(fake_sent_count(r.e.qp), sent);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +379,9 @@ int main(void)
         cmocka_unit_test(test_refused_registration_waits_while_earlier_io_is_in_flight),
         cmocka_unit_test(test_signed_channel_request_ends_the_connection_with_its_reason),
         cmocka_unit_test(test_encrypted_channel_request_goes_to_the_backend_unchanged),
+        cmocka_unit_test(test_signed_read_is_signed_again_and_its_answer_checked),
+        cmocka_unit_test(test_signed_read_answer_altered_after_signing_ends_the_connection),
+        cmocka_unit_test(test_signed_read_without_a_key_stays_inline),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,8 @@
  * (transport/channel/chan_client.c): every rule of chan_client_plan_request accepting
  * and rejecting, tracking, and what each server response means: READ_DONE, inline and
  * error answers, interim then final, WRITEs, compound chains, cancel, remote
- * invalidation and the teardown drain. */
+ * invalidation and the teardown drain; a signed session's I/O with its key (signed
+ * again, responses checked) and without one (inline). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,9 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <nettle/cmac.h>
 
 #include "chan_client.h"
 #include "sd_bytes.h"
+#include "smb2_sign.h"
 #include "smb2_wire.h"
 #include "th_smb2.h"
 
@@ -462,6 +465,183 @@ static void signed_or_malformed_channel_read_answers_are_errors(void **state)
     chan_client_fini(&cc);
 }
 
+/* ---- signed sessions ---- */
+
+#define SID TH_SMB2_SESSION_ID
+#define session_key th_smb2_key
+
+static const struct smb2_sign_key other_key = {
+    SMB2_SIGN_AES_CMAC, { 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 }
+};
+
+/* The response at b answers the tracked I/O of cookie with want, and releases it. */
+static void expect_answer(struct chan_client *cc, const uint8_t *b, size_t len,
+                          enum chan_client_action want, void *cookie)
+{
+    struct chan_client_result res;
+
+    chan_client_on_response(cc, b, len, 0, &res);
+    assert_int_equal(res.action, want);
+    expect_released(cc, cookie, 0);
+}
+
+static void keyed_client_at(struct chan_client *cc, uint16_t dialect)
+{
+    client_at(cc, dialect, THRESHOLD);
+    cc->signing_key = th_smb2_key_of;
+}
+
+/* The plan of the program's READ or WRITE (command) of length bytes, signed. */
+static enum chan_kind plan_signed(struct chan_client *cc, uint16_t command, uint64_t id,
+                                  uint32_t length, struct chan_client_plan *plan)
+{
+    size_t len = command == SMB2_READ ? th_smb2_plain_read(msg, id, length)
+                                      : th_smb2_plain_write(msg, id, length);
+
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    return chan_client_plan_request(cc, msg, len, plan);
+}
+
+static void signed_requests_with_the_key_use_the_channel(void **state)
+{
+    struct chan_client cc;
+    struct chan_client_plan plan;
+    size_t len;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0311);
+    assert_int_equal(plan_signed(&cc, SMB2_READ, 1, 65536, &plan), CHAN_READ);
+    assert_true(plan.signed_io);
+    assert_memory_equal(&plan.key, &session_key, sizeof(session_key));
+    assert_int_equal(plan_signed(&cc, SMB2_WRITE, 2, 65536, &plan), CHAN_WRITE);
+    assert_true(plan.signed_io);
+    len = TH_RW_FIXED + 65536; /* the WRITE in msg */
+    /* a keyed session's other signed requests leave the channel usable */
+    sd_put_le16(msg + 12, 0x0005); /* CREATE */
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_false(chan_client_inline_only(&cc));
+    len = th_smb2_plain_read(msg, 3, 65536);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_READ);
+    assert_false(plan.signed_io); /* unsigned: nothing to sign again */
+    /* a signed request of a session whose key is not known: inline, for good */
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    sd_put_le64(msg + 40, SID + 1);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_false(plan.signed_io);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+    /* no key store at all (a keyless relay): as before */
+    client_at(&cc, 0x0311, THRESHOLD);
+    len = th_smb2_plain_read(msg, 1, 65536);
+    sd_put_le32(msg + 16, SMB2_FLAGS_SIGNED);
+    assert_int_equal(chan_client_plan_request(&cc, msg, len, &plan), CHAN_PASS);
+    assert_true(chan_client_inline_only(&cc));
+    chan_client_fini(&cc);
+}
+
+static void track_signed_read(struct chan_client *cc, uint64_t message_id, void *cookie)
+{
+    const struct smbd_buffer_desc d = { .offset = 0x1000, .token = TOKEN, .length = 65536 };
+    struct chan_client_plan plan;
+
+    assert_int_equal(plan_signed(cc, SMB2_READ, message_id, 65536, &plan), CHAN_READ);
+    assert_int_equal(chan_client_track(cc, &plan, &d, 1, cookie), 0);
+}
+
+static void signed_channel_read_is_checked_before_its_data_is_handed_on(void **state)
+{
+    struct chan_client cc;
+    struct chan_client_result res;
+    uint8_t b[80];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    track_signed_read(&cc, 11, &cookie);
+    len = th_smb2_channel_read_resp(b, 11, &session_key);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_READ_DONE);
+    assert_int_equal(res.bytes, 65536);
+    assert_true(res.signed_io);
+    assert_memory_equal(&res.key, &session_key, sizeof(session_key));
+    expect_released(&cc, &cookie, 0);
+
+    /* a hostile peer: the signed response altered after signing (DataRemaining) */
+    track_signed_read(&cc, 12, &cookie);
+    len = th_smb2_channel_read_resp(b, 12, &session_key);
+    sd_put_le32(b + 64 + 8, 4096);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "does not verify"));
+    assert_false(res.signed_io);
+    expect_released(&cc, &cookie, 0);
+    /* ... signed with another key */
+    track_signed_read(&cc, 13, &cookie);
+    len = th_smb2_channel_read_resp(b, 13, &other_key);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "does not verify"));
+    expect_released(&cc, &cookie, 0);
+    /* ... not signed at all */
+    track_signed_read(&cc, 14, &cookie);
+    len = th_smb2_channel_read_resp(b, 14, NULL);
+    respond(&cc, b, len, 0, &res);
+    assert_int_equal(res.action, CHAN_CLIENT_ERROR);
+    assert_non_null(strstr(res.why, "unsigned response"));
+    expect_released(&cc, &cookie, 0);
+    chan_client_fini(&cc);
+}
+
+/* Linux ksmbd signs a channel READ's response over its Direct-TCP length and the message:
+ * accepted, and the same signature on another message is not. */
+static void ksmbd_signature_over_the_length_prefix_is_accepted(void **state)
+{
+    struct cmac_aes128_ctx c;
+    struct chan_client cc;
+    uint8_t b[80], framed[84];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    track_signed_read(&cc, 31, &cookie);
+    len = th_smb2_channel_read_resp(b, 31, &session_key); /* flags set as ksmbd sends them */
+    sd_put_be32(framed, (uint32_t)len);
+    memcpy(framed + 4, b, len);
+    memset(framed + 4 + 48, 0, 16);
+    cmac_aes128_set_key(&c, session_key.key);
+    cmac_aes128_update(&c, 4 + len, framed);
+    cmac_aes128_digest(&c, 16, b + 48);
+    expect_answer(&cc, b, len, CHAN_CLIENT_READ_DONE, &cookie);
+    track_signed_read(&cc, 32, &cookie);
+    sd_put_le64(b + 24, 32); /* the same signature on the answer to another READ */
+    expect_answer(&cc, b, len, CHAN_CLIENT_ERROR, &cookie);
+    chan_client_fini(&cc);
+}
+
+static void signed_write_responses_pass_to_the_program_to_check(void **state)
+{
+    const struct th_hdr h = { .command = SMB2_WRITE, .flags = SMB2_FLAGS_SERVER_TO_REDIR,
+                              .message_id = 21 };
+    const struct smbd_buffer_desc d = { .offset = 0x2000, .token = TOKEN, .length = 8192 };
+    struct chan_client cc;
+    struct chan_client_plan plan;
+    uint8_t b[80];
+    size_t len;
+    int cookie;
+
+    (void)state;
+    keyed_client_at(&cc, 0x0302);
+    assert_int_equal(plan_signed(&cc, SMB2_WRITE, 21, 8192, &plan), CHAN_WRITE);
+    assert_int_equal(chan_client_track(&cc, &plan, &d, 1, &cookie), 0);
+    len = th_smb2_write_resp(b, &h, 8192);
+    assert_int_equal(smb2_sign(&other_key, SMB2_SIGN_FROM_SERVER, b, len), 0);
+    /* unchanged: the program checks it as over TCP */
+    expect_answer(&cc, b, len, CHAN_CLIENT_PASS, &cookie);
+    chan_client_fini(&cc);
+}
+
 static void interim_keeps_the_entry_until_the_final_response(void **state)
 {
     const struct th_hdr final = { .command = SMB2_READ, .flags = SMB2_FLAGS_ASYNC_COMMAND,
@@ -722,6 +902,10 @@ int main(void)
         cmocka_unit_test(remote_invalidation_of_the_right_token_is_recorded),
         cmocka_unit_test(remote_invalidation_of_another_token_is_an_error),
         cmocka_unit_test(teardown_drains_every_cookie),
+        cmocka_unit_test(signed_requests_with_the_key_use_the_channel),
+        cmocka_unit_test(signed_channel_read_is_checked_before_its_data_is_handed_on),
+        cmocka_unit_test(signed_write_responses_pass_to_the_program_to_check),
+        cmocka_unit_test(ksmbd_signature_over_the_length_prefix_is_accepted),
         cmocka_unit_test(inline_only_follows_dialect_threshold_signing_and_sealing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

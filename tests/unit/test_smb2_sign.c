@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <nettle/cmac.h>
 
 #include "sd_bytes.h"
 #include "smb2_sign.h"
@@ -423,6 +424,74 @@ static void sign_refuses_what_is_not_a_message_of_that_sender(void **state)
     assert_int_equal(smb2_sign_verify(&k, SMB2_SIGN_FROM_CLIENT, msg, len), 0);
 }
 
+/* A message signed in two pieces (head, then data lying elsewhere) gets the signature the
+ * whole message gets, with every algorithm and at every split; a compound head is refused. */
+static void sign_parts_equals_signing_the_whole_message(void **state)
+{
+    static const int algos[] = { -1, SMB2_SIGN_AES_GMAC };
+    uint8_t whole[MAX_MSG], head[MAX_MSG];
+    size_t len = unhex(FINAL_RESP, whole, sizeof(whole));
+    struct smb2_sign_key k;
+
+    (void)state;
+    for (size_t a = 0; a < 3; a++) {
+        if (a < 2)
+            key_311(&k, algos[a]);
+        else
+            key_from(&k, SMB2_SIGN_HMAC_SHA256, SK_311);
+        assert_int_equal(smb2_sign(&k, SMB2_SIGN_FROM_SERVER, whole, len), 0);
+        for (size_t split = SMB2_HDR_SIZE; split <= len; split += 7) {
+            memcpy(head, whole, len);
+            memset(head + SMB2_HDR_SIGNATURE, 0, SMB2_SIGNATURE_SIZE);
+            assert_int_equal(smb2_sign_parts(&k, SMB2_SIGN_FROM_SERVER, head, split,
+                                             whole + split, len - split), 0);
+            assert_memory_equal(head, whole, split);
+        }
+    }
+    memcpy(head, whole, len);
+    sd_put_le32(head + 20, 72); /* NextCommand: a compound cannot be signed in pieces */
+    assert_int_equal(smb2_sign_parts(&k, SMB2_SIGN_FROM_SERVER, head, 72, whole + 72, len - 72),
+                     -EINVAL);
+}
+
+/* A signature made over the Direct-TCP length and the message (Linux ksmbd's for a READ
+ * response without data) passes the framed check only; a standard one only the standard
+ * check; a chain is refused. */
+static void framed_verify_takes_the_length_prefix_and_nothing_else(void **state)
+{
+    uint8_t msg[MAX_MSG], framed[4 + MAX_MSG];
+    size_t len = unhex(FINAL_RESP, msg, sizeof(msg));
+    struct smb2_sign_key k;
+
+    (void)state;
+    key_311(&k, -1);
+    /* the ksmbd form: sign "00 00 00 len" + message as one message, then move the
+     * signature it wrote onto the message */
+    sd_put_be32(framed, (uint32_t)len);
+    memcpy(framed + 4, msg, len);
+    memset(msg + SMB2_HDR_SIGNATURE, 0, SMB2_SIGNATURE_SIZE);
+    assert_int_equal(smb2_sign(&k, SMB2_SIGN_FROM_SERVER, msg, len), 0); /* flags as sent */
+    memcpy(framed + 4, msg, len);
+    memset(framed + 4 + SMB2_HDR_SIGNATURE, 0, SMB2_SIGNATURE_SIZE);
+    {
+        struct cmac_aes128_ctx c;
+
+        cmac_aes128_set_key(&c, k.key);
+        cmac_aes128_update(&c, 4 + len, framed);
+        cmac_aes128_digest(&c, SMB2_SIGNATURE_SIZE, msg + SMB2_HDR_SIGNATURE);
+    }
+    assert_int_equal(smb2_sign_verify_framed(&k, SMB2_SIGN_FROM_SERVER, msg, len), 0);
+    assert_int_equal(smb2_sign_verify(&k, SMB2_SIGN_FROM_SERVER, msg, len), -EBADMSG);
+    msg[len - 1] ^= 1;
+    assert_int_equal(smb2_sign_verify_framed(&k, SMB2_SIGN_FROM_SERVER, msg, len), -EBADMSG);
+    msg[len - 1] ^= 1;
+    /* a standard signature does not pass the framed check */
+    assert_int_equal(smb2_sign(&k, SMB2_SIGN_FROM_SERVER, msg, len), 0);
+    assert_int_equal(smb2_sign_verify_framed(&k, SMB2_SIGN_FROM_SERVER, msg, len), -EBADMSG);
+    sd_put_le32(msg + 20, 72);
+    assert_int_equal(smb2_sign_verify_framed(&k, SMB2_SIGN_FROM_SERVER, msg, len), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +507,8 @@ int main(void)
         cmocka_unit_test(verify_rejects_every_one_bit_change_and_a_wrong_key),
         cmocka_unit_test(compound_commands_are_signed_up_to_next_command),
         cmocka_unit_test(sign_refuses_what_is_not_a_message_of_that_sender),
+        cmocka_unit_test(sign_parts_equals_signing_the_whole_message),
+        cmocka_unit_test(framed_verify_takes_the_length_prefix_and_nothing_else),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ void th_smb2_hdr(uint8_t *b, const struct th_hdr *h)
     sd_put_le32(b + 20, h->next_command);
     sd_put_le64(b + 24, h->message_id);
     sd_put_le32(b + 36, 0x33445566);          /* TreeId (or AsyncId high half) */
-    sd_put_le64(b + 40, 0x778899AABBCCDDEEull); /* SessionId */
+    sd_put_le64(b + 40, TH_SMB2_SESSION_ID);
     for (int i = 0; i < 16; i++)
         b[48 + i] = (uint8_t)(0xA0 + i);      /* Signature */
 }
@@ -146,4 +146,28 @@ size_t th_smb2_interim_resp(uint8_t *b, uint64_t message_id)
                               .message_id = message_id };
 
     return th_smb2_error_resp(b, &h);
+}
+
+const struct smb2_sign_key th_smb2_key = {
+    SMB2_SIGN_AES_CMAC, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }
+};
+
+int th_smb2_key_of(void *arg, uint64_t session_id, struct smb2_sign_key *key)
+{
+    (void)arg;
+    if (session_id != TH_SMB2_SESSION_ID)
+        return -1;
+    *key = th_smb2_key;
+    return 0;
+}
+
+size_t th_smb2_channel_read_resp(uint8_t *b, uint64_t message_id, const struct smb2_sign_key *k)
+{
+    const struct th_hdr h = { .command = 0x0008, .flags = 0x00000001, /* SERVER_TO_REDIR */
+                              .message_id = message_id };
+    size_t n = th_smb2_read_resp(b, &h, 0x50, 0, 65536);
+
+    if (k && smb2_sign(k, SMB2_SIGN_FROM_SERVER, b, n) != 0)
+        return 0;
+    return n;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smb2_sign.h"
+
 /* MS-SMB2 2.2.1.2 header fields a test chooses; the rest (CreditCharge, credits,
  * TreeId, SessionId, Signature) get fixed distinct values. */
 struct th_hdr {
@@ -57,5 +59,14 @@ size_t th_smb2_write_resp(uint8_t *b, const struct th_hdr *h, uint32_t count);
 size_t th_smb2_error_resp(uint8_t *b, const struct th_hdr *h);
 /* Interim response (STATUS_PENDING, ASYNC) to message_id: an ERROR body, 73 bytes. */
 size_t th_smb2_interim_resp(uint8_t *b, uint64_t message_id);
+
+/* The SessionId every header above carries, a signing key for it (AES-128-CMAC) and a key
+ * store that knows that key only (chan_client_key_fn, bridge_chan_host.signing_key). */
+#define TH_SMB2_SESSION_ID 0x778899AABBCCDDEEull
+extern const struct smb2_sign_key th_smb2_key;
+int th_smb2_key_of(void *arg, uint64_t session_id, struct smb2_sign_key *key);
+/* The server's answer to a channel READ of message_id: 65536 bytes RDMA-written (DataLength
+ * 0, DataRemaining 65536), signed with k (NULL: unsigned). */
+size_t th_smb2_channel_read_resp(uint8_t *b, uint64_t message_id, const struct smb2_sign_key *k);
 
 #endif

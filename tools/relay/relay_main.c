@@ -19,6 +19,7 @@
 #include "relay.h"
 #include "sd_pinned.h"
 #include "sd_version.h"
+#include "smbd_link_note.h"
 #include "smbd_memplan.h"
 
 #define RELAY_SHUTDOWN_MS 3000
@@ -419,6 +420,9 @@ static int relay_signals(struct relay *r)
     return r->sigfd < 0 ? -1 : sd_loop_add_fd(r->loop, r->sigfd, SD_EV_IN, signal_cb, r);
 }
 
+/* What each connection's reply says of the relay (smbd_link_note.h). */
+static uint8_t keyless_note[SMBD_LINK_NOTE_LEN];
+
 int main(int argc, char **argv)
 {
     struct relay r = { .listener_fd = -1, .sigfd = -1, .admit_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -444,6 +448,11 @@ int main(int argc, char **argv)
     r.start_ms = sd_now_ms();
     sd_settings_link_opts(&r.set, SMBD_ROLE_PASSIVE, &r.opts);
     r.opts.admit = relay_admit;
+    /* The relay holds no session keys: its clients learn so with each connection's reply
+     * and keep a signed session's I/O inline instead of being refused. */
+    smbd_link_note_encode(keyless_note, SMBD_LINK_NOTE_KEYLESS);
+    r.opts.private_data = keyless_note;
+    r.opts.private_data_len = sizeof(keyless_note);
     r.bridge_opts = (struct smbd_bridge_opts){ .channel = BRIDGE_CHAN_SERVER,
                                                .channel_memory = r.set.channel_memory,
                                                .channel_memory_total =

@@ -3,11 +3,14 @@
  * "companion helper"): the I/O-free decisions of transport/channel/ carried out with
  * the engine's registrations and RDMA operations (MS-SMBD 3.1.4.3-3.1.4.6).
  *
- * Client role (the shim): a large unsigned WRITE from the program has its data copied
- * into a registered buffer and goes out with a Buffer Descriptor V1 list instead (the
- * server RDMA-reads it); a large READ registers a buffer the server RDMA-writes, and
- * its response is rebuilt into the inline READ response the program expects, after
- * the buffer is deregistered (no remote access is left once the program sees data).
+ * Client role (the shim): a large WRITE from the program has its data copied into a
+ * registered buffer and goes out with a Buffer Descriptor V1 list instead (the server
+ * RDMA-reads it); a large READ registers a buffer the server RDMA-writes, and its
+ * response is rebuilt into the inline READ response the program expects, after the
+ * buffer is deregistered (no remote access is left once the program sees data). In a
+ * signed session (host.signing_key knows its key) the rewritten request is signed
+ * again, and a READ's response is checked with the key before its rebuilt form is
+ * signed with it; without the key a signed session's I/O goes inline.
  * Server role (the relay): a client's channel WRITE is RDMA-read and forwarded inline
  * to the TCP backend; a channel READ is forwarded inline and the backend's data is
  * RDMA-written into the client's buffers before the rewritten response goes out, with
@@ -22,6 +25,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "smb2_sign.h"
 #include "smbd_conn.h"
 
 enum bridge_chan_role {
@@ -65,6 +69,10 @@ struct bridge_chan_host {
      * into the stream by reference, so a READ buffer may be registered for the provider
      * to hold the peer's RDMA Writes in pipes (SMBD_REG_PIPE_HELD). */
     int (*reads_by_reference)(void *ctx);
+    /* Client role, may be NULL (signed sessions' I/O inline): the signing key of the
+     * session session_id on this connection, copied into *key (the channel wipes its
+     * copies when done): 0, or -1 when none is known. */
+    int (*signing_key)(void *ctx, uint64_t session_id, struct smb2_sign_key *key);
 };
 
 struct bridge_chan;
@@ -117,6 +125,7 @@ void bridge_chan_rdma_done(struct bridge_chan *ch, uint64_t cookie, int status);
 struct bridge_chan_stats {
     uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
     uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
+    uint64_t rdma_signed;                   /* of those I/Os, signed ones (re-signed) */
     uint64_t mem_held;                      /* buffer bytes held now */
     uint64_t mem_peak;                      /* most buffer bytes held at once */
     uint64_t mem_waits;                     /* waits of an I/O held back for memory: by

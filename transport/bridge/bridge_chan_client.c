@@ -30,12 +30,14 @@ static struct bridge_chan_client *client_of(struct bridge_chan *ch)
 }
 
 /* What the peer may do with an I/O's buffer: read a WRITE's, write a READ's (which the
- * provider may hold in pipes when the bridge hands READ data on by reference). */
-static int reg_access(const struct bridge_chan *ch, int is_write)
+ * provider may hold in pipes when the bridge hands READ data on by reference, unless
+ * the shim signs the data, which must then be in memory). */
+static int reg_access(const struct bridge_chan *ch, const struct chan_client_plan *plan)
 {
-    if (is_write)
+    if (plan->kind == CHAN_WRITE)
         return SMBD_REG_PEER_READ;
-    if (ch->host.reads_by_reference && ch->host.reads_by_reference(ch->host.ctx))
+    if (!plan->signed_io && ch->host.reads_by_reference &&
+        ch->host.reads_by_reference(ch->host.ctx))
         return SMBD_REG_PEER_WRITE | SMBD_REG_PIPE_HELD;
     return SMBD_REG_PEER_WRITE;
 }
@@ -69,7 +71,7 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
             memcpy(b->mem, plan->data, plan->length);
         mem = b->mem;
     }
-    rc = smbd_conn_register_buffer(ch->host.conn, mem, plan->length, reg_access(ch, is_write),
+    rc = smbd_conn_register_buffer(ch->host.conn, mem, plan->length, reg_access(ch, plan),
                                    &reg, descs, CHAN_CLIENT_DESCS, &nd);
     if (rc < 0) {
         bridge_chan_buf_free(ch, b);
@@ -85,6 +87,10 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     b->reg = reg;
     n = is_write ? chan_build_write_request(msg, len, plan, descs, nd, out, sizeof(out))
                  : chan_build_read_request(msg, len, plan, descs, nd, out, sizeof(out));
+    /* MS-SMB2 3.2.4.1.1: the request that leaves is signed; the program's signature of
+     * the original (its MessageId's nonce under AES-GMAC) never leaves the process. */
+    if (n >= 0 && plan->signed_io && smb2_sign(&plan->key, SMB2_SIGN_FROM_CLIENT, out, (size_t)n))
+        n = -1;
     if (n < 0 || (rc = chan_client_track(&c->cc, plan, descs, nd, b)) < 0) {
         bridge_chan_buf_free(ch, b);
         return bridge_chan_fail(ch, n < 0 ? -EPROTO : rc,
@@ -99,20 +105,26 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     } else {
         ch->stats.rdma_writes++;
     }
+    ch->stats.rdma_signed += plan->signed_io != 0;
     return 1;
 }
 
-/* The server wrote bytes into b: deregister, then hand the program the inline READ
- * response it expects (MS-SMB2 2.2.20) with the data. */
+/* The server wrote res->bytes into b: deregister, then hand the program the inline READ
+ * response it expects (MS-SMB2 2.2.20) with the data, signed with the session's key
+ * when the READ was signed (the server's signature, checked, covered only what it sent). */
 static int client_read_done(struct bridge_chan *ch, const uint8_t *resp, size_t len,
-                            struct bridge_chan_buf *b, uint32_t bytes)
+                            struct bridge_chan_buf *b, const struct chan_client_result *res)
 {
     uint8_t head[SMB2_READ_RESP_FIXED];
+    uint32_t bytes = res->bytes;
     int n = chan_build_read_response(resp, len, bytes, head, sizeof(head));
     struct iovec iov[2] = { { head, (size_t)n }, { b->mem, bytes } };
 
     smbd_conn_deregister_buffer(ch->host.conn, b->reg);
     b->reg = NULL;
+    if (n >= 0 && res->signed_io &&
+        smb2_sign_parts(&res->key, SMB2_SIGN_FROM_SERVER, head, (size_t)n, b->mem, bytes))
+        n = -1;
     if (n < 0)
         return bridge_chan_fail(ch, -EPROTO, "RDMA channel: cannot rebuild an SMB2 READ response");
     ch->stats.rdma_write_bytes += bytes;
@@ -137,10 +149,11 @@ static int client_from_stream(struct bridge_chan *ch, const uint8_t *msg, size_t
     int rc = chan_client_plan_request(&c->cc, msg, len, &plan);
 
     report_inline(c);
-    if (rc == CHAN_PASS)
-        return 0;
-    rc = client_send(c, msg, len, &plan, now_ms);
-    report_inline(c);
+    if (rc != CHAN_PASS) {
+        rc = client_send(c, msg, len, &plan, now_ms);
+        report_inline(c);
+    }
+    smb2_sign_key_wipe(&plan.key); /* a signed request that passes has it too */
     return rc;
 }
 
@@ -160,9 +173,10 @@ static int client_from_peer(struct bridge_chan *ch, const uint8_t *msg, size_t l
         rc = bridge_chan_fail(ch, -EPROTO, res.why);
     while (chan_table_take_released(&c->cc.ios, &r)) {
         if (rc == 0 && res.action == CHAN_CLIENT_READ_DONE && r.cookie == res.cookie)
-            rc = client_read_done(ch, msg, len, r.cookie, res.bytes);
+            rc = client_read_done(ch, msg, len, r.cookie, &res);
         bridge_chan_buf_free(ch, r.cookie);
     }
+    smb2_sign_key_wipe(&res.key);
     return rc;
 }
 
@@ -205,5 +219,7 @@ struct bridge_chan *bridge_chan_client_new(uint32_t threshold, uint32_t max_io,
     c->ch.host = *host;
     chan_client_init(&c->cc, threshold, max_io);
     c->cc.remote_invalidation = host->remote_invalidation;
+    c->cc.signing_key = host->signing_key;
+    c->cc.key_arg = host->ctx;
     return &c->ch;
 }

@@ -157,6 +157,8 @@ struct smbd_bridge {
     void *ctx;
     void (*on_inline_io)(void *ctx); /* opts.on_inline_io */
     void (*on_request)(void *ctx, const uint8_t *msg, size_t len); /* opts.on_request */
+    int (*signing_key)(void *ctx, uint64_t session_id,
+                       struct smb2_sign_key *key); /* opts.signing_key */
 };
 
 /* ---- smbd_bridge.c: state and sync ---- */

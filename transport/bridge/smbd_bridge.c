@@ -117,6 +117,13 @@ static void bridge_host_inline_io(void *ctx)
         b->on_inline_io(b->ctx);
 }
 
+static int bridge_host_signing_key(void *ctx, uint64_t session_id, struct smb2_sign_key *key)
+{
+    struct smbd_bridge *b = ctx;
+
+    return b->signing_key ? b->signing_key(b->ctx, session_id, key) : -1;
+}
+
 static const struct smbd_upper bridge_upper = {
     .deliver_fragment = bridge_deliver_fragment,
     .invalidated = bridge_invalidated,
@@ -278,6 +285,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .on_end = on_end, .ctx = ctx,
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
                                .on_request = opts ? opts->on_request : NULL,
+                               .signing_key = opts ? opts->signing_key : NULL,
                                .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */
@@ -292,6 +300,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .to_stream = bridge_host_to_stream,
                                                .fail = bridge_host_fail,
                                                .inline_io = bridge_host_inline_io,
+                                               .signing_key = bridge_host_signing_key,
                                                .stream_backlog = bridge_host_backlog,
                                                .take_message = bridge_host_take_message,
                                                .reads_by_reference =

@@ -46,6 +46,10 @@ struct smbd_bridge_opts {
      * the stream (no Direct-TCP prefix), once, before it goes on (or waits for memory);
      * it must neither keep nor change msg (the shim checks the program's signatures). */
     void (*on_request)(void *ctx, const uint8_t *msg, size_t len);
+    /* Client role, may be NULL: called with the ctx of smbd_bridge_start, the signing key
+     * of an SMB2 session on this connection (bridge_chan_host.signing_key): with it, a
+     * signed session's large READ/WRITE use the channel too. */
+    int (*signing_key)(void *ctx, uint64_t session_id, struct smb2_sign_key *key);
 };
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "smb2_sign.h"
 #include "smb2_wire.h"
 
 void chan_client_init(struct chan_client *cc, uint32_t threshold, uint32_t max_io)
@@ -16,6 +17,8 @@ void chan_client_init(struct chan_client *cc, uint32_t threshold, uint32_t max_i
     cc->max_io = max_io;
     cc->remote_invalidation = 1;
     cc->protected_seen = 0;
+    cc->signing_key = NULL;
+    cc->key_arg = NULL;
     chan_table_init(&cc->ios);
 }
 
@@ -32,26 +35,41 @@ int chan_client_inline_only(const struct chan_client *cc)
            (dialect_known && cc->dialect < SMB2_DIALECT_0300);
 }
 
+/* A signed request of h's session: 1 and plan->key when the glue knows the session's key
+ * on this connection. A related command naming "the previous one's" session has none. */
+static int session_keyed(const struct chan_client *cc, const struct smb2_hdr *h,
+                         struct chan_client_plan *plan)
+{
+    return cc->signing_key && h->session_id != SMB2_SESSION_ID_PREVIOUS &&
+           cc->signing_key(cc->key_arg, h->session_id, &plan->key) == 0;
+}
+
 enum chan_kind chan_client_plan_request(struct chan_client *cc, const uint8_t *msg,
                                         size_t len, struct chan_client_plan *plan)
 {
     struct smb2_hdr h;
     struct smb2_rw_req r;
     int is_smb2 = smb2_hdr_decode(msg, len, &h) == 0;
+    int is_signed = is_smb2 && (h.flags & SMB2_FLAGS_SIGNED);
 
     memset(plan, 0, sizeof(*plan));
     plan->kind = CHAN_PASS;
-    /* MS-SMB2 3.2.4.1.1: a signature covers the whole message, so a signed one is never
-     * rewritten; an encrypted one (2.2.41 transform header) cannot even be read. A signed
-     * request that every 3.x client signs (the 3.1.1 TREE_CONNECT, ...) does not mean
-     * the session signs its READs and WRITEs; any other one does. */
-    if ((is_smb2 && (h.flags & SMB2_FLAGS_SIGNED) && !smb2_signed_regardless(&h, msg, len)) ||
-        smb2_is_transform(msg, len))
+    /* MS-SMB2 3.2.4.1.1: a signature covers the whole message, so a signed one is
+     * rewritten only when it can be signed again (the session's key is known); an
+     * encrypted one (2.2.41 transform header) cannot even be read. A signed request that
+     * every 3.x client signs (the 3.1.1 TREE_CONNECT, ...) does not mean the session
+     * signs its READs and WRITEs; any other one does. */
+    if (is_signed && !smb2_signed_regardless(&h, msg, len)) {
+        plan->signed_io = session_keyed(cc, &h, plan);
+        if (!plan->signed_io)
+            cc->protected_seen = 1;
+    }
+    if (smb2_is_transform(msg, len))
         cc->protected_seen = 1;
     if (cc->threshold == 0 || cc->dialect < SMB2_DIALECT_0300)
         return CHAN_PASS;
     /* Nor is one of a chain rewritten, whose offsets the rewrite would move. */
-    if (!is_smb2 || (h.flags & SMB2_FLAGS_SIGNED) || smb2_hdr_in_compound(&h))
+    if (!is_smb2 || (is_signed && !plan->signed_io) || smb2_hdr_in_compound(&h))
         return CHAN_PASS;
     if (smb2_rw_req_decode(msg, len, h.command, &r) != 0 || r.channel != SMB2_CHANNEL_NONE ||
         r.info_offset != 0 || r.info_length != 0)
@@ -89,6 +107,9 @@ int chan_client_track(struct chan_client *cc, const struct chan_client_plan *pla
     io->invalidate = plan->channel == SMB2_CHANNEL_RDMA_V1_INVALIDATE;
     io->first_token = descs[0].token;
     io->cookie = cookie;
+    io->signed_io = plan->signed_io;
+    if (plan->signed_io)
+        io->key = plan->key;
     return 0;
 }
 
@@ -110,12 +131,25 @@ static const char *read_final(const struct chan_io *io, const struct smb2_hdr *h
                "channel READ registered";
     if (!single)
         return "SMB2 READ over the RDMA channel answered inside a compound response";
-    if (h->flags & SMB2_FLAGS_SIGNED)
+    if (!io->signed_io && (h->flags & SMB2_FLAGS_SIGNED))
         return "SMB2 READ over the RDMA channel answered with a signed response, which the "
                "inline rewrite would break";
+    /* MS-SMB2 3.2.5.1.3: the response to a signed request is signed; the shim hands its
+     * data on signed only when the server's own signature holds. */
+    if (io->signed_io && !(h->flags & SMB2_FLAGS_SIGNED))
+        return "SMB2 READ of a signed session answered with an unsigned response over the "
+               "RDMA channel: its data is not handed on";
+    /* Linux ksmbd signs this response over its Direct-TCP length too (smb2_sign.h). */
+    if (io->signed_io && smb2_sign_verify(&io->key, SMB2_SIGN_FROM_SERVER, cmd, cmd_len) != 0 &&
+        smb2_sign_verify_framed(&io->key, SMB2_SIGN_FROM_SERVER, cmd, cmd_len) != 0)
+        return "SMB2 READ response's signature does not verify with the session's key "
+               "(altered or forged): its data is not handed on";
     res->action = CHAN_CLIENT_READ_DONE;
     res->cookie = io->cookie;
     res->bytes = r.data_remaining;
+    res->signed_io = io->signed_io;
+    if (io->signed_io)
+        res->key = io->key;
     return NULL;
 }
 

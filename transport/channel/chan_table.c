@@ -97,6 +97,7 @@ int chan_table_take_released(struct chan_table *t, struct chan_released *out)
     t->released = n->next_released;
     out->cookie = n->io.cookie;
     out->invalidated = n->io.invalidated;
+    smb2_sign_key_wipe(&n->io.key);
     free(n);
     return 1;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smb2_sign.h"
 #include "smbd_conn.h"
 
 enum chan_kind {
@@ -27,6 +28,10 @@ struct chan_io {
     uint32_t first_token;              /* Token of the first descriptor */
     int invalidated;                   /* a Send with Invalidate named first_token */
     void *cookie;                      /* the owner's handle (its buffer, registration) */
+    int signed_io;                     /* client role: the session signs, so its response is
+                                          checked and a READ's rebuilt one signed with key */
+    struct smb2_sign_key key;          /* signed_io: the session's key on this connection,
+                                          wiped with the entry */
     size_t ndescs;                     /* descs: the peer's buffer (server role), */
     struct smbd_buffer_desc *descs;    /* room for ndescs made by chan_table_add */
 };
@@ -59,7 +64,8 @@ struct chan_io *chan_table_find(const struct chan_table *t, uint64_t message_id)
 void chan_table_release(struct chan_table *t, struct chan_io *io);
 /* Releases every outstanding I/O (teardown). */
 void chan_table_release_all(struct chan_table *t);
-/* Takes one released I/O out, freeing its entry: 1 and *out, or 0 when none is left. */
+/* Takes one released I/O out, wiping and freeing its entry: 1 and *out, or 0 when none
+ * is left. */
 int chan_table_take_released(struct chan_table *t, struct chan_released *out);
 size_t chan_table_outstanding(const struct chan_table *t);
 

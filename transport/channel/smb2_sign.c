@@ -83,20 +83,49 @@ void smb2_sign_key_wipe(struct smb2_sign_key *k)
     explicit_bzero(k, sizeof(*k));
 }
 
-union mac_ctx {
-    struct hmac_sha256_ctx hmac;
-    struct cmac_aes128_ctx cmac;
-    struct gcm_aes128_ctx gcm;
+/* A MAC being computed. GCM takes its additional data in whole blocks but for the last
+ * piece, so bytes short of a block wait in carry until more come or the digest. */
+struct mac {
+    enum smb2_sign_algo algo;
+    union {
+        struct hmac_sha256_ctx hmac;
+        struct cmac_aes128_ctx cmac;
+        struct gcm_aes128_ctx gcm;
+    } c;
+    uint8_t carry[GCM_BLOCK_SIZE];
+    size_t carried;
 };
 
-static void mac_update(union mac_ctx *c, enum smb2_sign_algo algo, size_t len, const uint8_t *p)
+static void mac_update(struct mac *m, size_t len, const uint8_t *p)
 {
-    if (algo == SMB2_SIGN_HMAC_SHA256)
-        hmac_sha256_update(&c->hmac, len, p);
-    else if (algo == SMB2_SIGN_AES_CMAC)
-        cmac_aes128_update(&c->cmac, len, p);
-    else
-        gcm_aes128_update(&c->gcm, len, p); /* AAD: whole blocks but in the last call */
+    size_t n, whole;
+
+    if (len == 0)
+        return;
+    if (m->algo == SMB2_SIGN_HMAC_SHA256) {
+        hmac_sha256_update(&m->c.hmac, len, p);
+        return;
+    }
+    if (m->algo == SMB2_SIGN_AES_CMAC) {
+        cmac_aes128_update(&m->c.cmac, len, p);
+        return;
+    }
+    if (m->carried) {
+        n = len < GCM_BLOCK_SIZE - m->carried ? len : GCM_BLOCK_SIZE - m->carried;
+        memcpy(m->carry + m->carried, p, n);
+        m->carried += n;
+        p += n;
+        len -= n;
+        if (m->carried < GCM_BLOCK_SIZE)
+            return;
+        gcm_aes128_update(&m->c.gcm, GCM_BLOCK_SIZE, m->carry);
+        m->carried = 0;
+    }
+    whole = len - len % GCM_BLOCK_SIZE;
+    if (whole)
+        gcm_aes128_update(&m->c.gcm, whole, p);
+    memcpy(m->carry, p + whole, len - whole);
+    m->carried = len - whole;
 }
 
 static int algo_known(enum smb2_sign_algo algo)
@@ -121,37 +150,50 @@ static int command(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
     return 0;
 }
 
-/* The signature with k of the len bytes of the command at msg (header h), its Signature
- * field taken as zero. */
+/* The signature with k of the len bytes of the command at msg (header h), then tail_len
+ * bytes at tail (the rest of a message held in two pieces), its Signature field taken as
+ * zero; framed: after the 4-byte big-endian Direct-TCP length of the whole (see
+ * smb2_sign_verify_framed). */
 static void signature(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
                       const struct smb2_hdr *h, const uint8_t *msg, size_t len,
+                      const uint8_t *tail, size_t tail_len, int framed,
                       uint8_t sig[SMB2_SIGNATURE_SIZE])
 {
     static const uint8_t zero[SMB2_SIGNATURE_SIZE];
     uint8_t nonce[GCM_IV_SIZE];
-    union mac_ctx c;
+    struct mac m = { .algo = k->algo };
 
     if (k->algo == SMB2_SIGN_HMAC_SHA256) {
-        hmac_sha256_set_key(&c.hmac, SMB2_SIGN_KEY_SIZE, k->key);
+        hmac_sha256_set_key(&m.c.hmac, SMB2_SIGN_KEY_SIZE, k->key);
     } else if (k->algo == SMB2_SIGN_AES_CMAC) {
-        cmac_aes128_set_key(&c.cmac, k->key);
+        cmac_aes128_set_key(&m.c.cmac, k->key);
     } else {
         sd_put_le64(nonce, h->message_id);
         sd_put_le32(nonce + 8, (sender == SMB2_SIGN_FROM_SERVER ? GMAC_FROM_SERVER : 0) |
                                    (h->command == SMB2_CANCEL ? GMAC_CANCEL : 0));
-        gcm_aes128_set_key(&c.gcm, k->key);
-        gcm_aes128_set_iv(&c.gcm, sizeof(nonce), nonce);
+        gcm_aes128_set_key(&m.c.gcm, k->key);
+        gcm_aes128_set_iv(&m.c.gcm, sizeof(nonce), nonce);
     }
-    mac_update(&c, k->algo, SMB2_HDR_SIGNATURE, msg);
-    mac_update(&c, k->algo, sizeof(zero), zero);
-    mac_update(&c, k->algo, len - SMB2_HDR_SIZE, msg + SMB2_HDR_SIZE);
-    if (k->algo == SMB2_SIGN_HMAC_SHA256)
-        hmac_sha256_digest(&c.hmac, SMB2_SIGNATURE_SIZE, sig);
-    else if (k->algo == SMB2_SIGN_AES_CMAC)
-        cmac_aes128_digest(&c.cmac, SMB2_SIGNATURE_SIZE, sig);
-    else
-        gcm_aes128_digest(&c.gcm, SMB2_SIGNATURE_SIZE, sig);
-    explicit_bzero(&c, sizeof(c));
+    if (framed) {
+        uint8_t prefix[4];
+
+        sd_put_be32(prefix, (uint32_t)(len + tail_len));
+        mac_update(&m, sizeof(prefix), prefix);
+    }
+    mac_update(&m, SMB2_HDR_SIGNATURE, msg);
+    mac_update(&m, sizeof(zero), zero);
+    mac_update(&m, len - SMB2_HDR_SIZE, msg + SMB2_HDR_SIZE);
+    mac_update(&m, tail_len, tail);
+    if (k->algo == SMB2_SIGN_HMAC_SHA256) {
+        hmac_sha256_digest(&m.c.hmac, SMB2_SIGNATURE_SIZE, sig);
+    } else if (k->algo == SMB2_SIGN_AES_CMAC) {
+        cmac_aes128_digest(&m.c.cmac, SMB2_SIGNATURE_SIZE, sig);
+    } else {
+        if (m.carried) /* the last piece of the additional data */
+            gcm_aes128_update(&m.c.gcm, m.carried, m.carry);
+        gcm_aes128_digest(&m.c.gcm, SMB2_SIGNATURE_SIZE, sig);
+    }
+    explicit_bzero(&m, sizeof(m));
 }
 
 int smb2_sign(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *msg,
@@ -163,12 +205,25 @@ int smb2_sign(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8
     if (command(k, sender, msg, len, &h, &cmd_len) != 0)
         return -EINVAL;
     sd_put_le32(msg + HDR_FLAGS, h.flags | SMB2_FLAGS_SIGNED);
-    signature(k, sender, &h, msg, cmd_len, msg + SMB2_HDR_SIGNATURE);
+    signature(k, sender, &h, msg, cmd_len, NULL, 0, 0, msg + SMB2_HDR_SIGNATURE);
     return 0;
 }
 
-int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
-                     const uint8_t *msg, size_t len)
+int smb2_sign_parts(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *head,
+                    size_t head_len, const uint8_t *tail, size_t tail_len)
+{
+    struct smb2_hdr h;
+    size_t cmd_len;
+
+    if (command(k, sender, head, head_len, &h, &cmd_len) != 0 || h.next_command != 0)
+        return -EINVAL;
+    sd_put_le32(head + HDR_FLAGS, h.flags | SMB2_FLAGS_SIGNED);
+    signature(k, sender, &h, head, head_len, tail, tail_len, 0, head + SMB2_HDR_SIGNATURE);
+    return 0;
+}
+
+static int verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                     const uint8_t *msg, size_t len, int framed)
 {
     uint8_t sig[SMB2_SIGNATURE_SIZE];
     struct smb2_hdr h;
@@ -176,6 +231,22 @@ int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender
 
     if (command(k, sender, msg, len, &h, &cmd_len) != 0)
         return -EINVAL;
-    signature(k, sender, &h, msg, cmd_len, sig);
+    signature(k, sender, &h, msg, cmd_len, NULL, 0, framed, sig);
     return memeql_sec(sig, msg + SMB2_HDR_SIGNATURE, sizeof(sig)) ? 0 : -EBADMSG;
+}
+
+int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                     const uint8_t *msg, size_t len)
+{
+    return verify(k, sender, msg, len, 0);
+}
+
+int smb2_sign_verify_framed(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                            const uint8_t *msg, size_t len)
+{
+    struct smb2_hdr h;
+
+    if (smb2_hdr_decode(msg, len, &h) != 0 || h.next_command != 0 || len > UINT32_MAX)
+        return -EINVAL;
+    return verify(k, sender, msg, len, 1);
 }

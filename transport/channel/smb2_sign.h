@@ -73,11 +73,27 @@ void smb2_sign_key_wipe(struct smb2_sign_key *k);
 int smb2_sign(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *msg,
               size_t len);
 
+/* smb2_sign for a single command (NextCommand 0) held in two pieces: head (head_len
+ * bytes, the header and more) then tail (tail_len bytes: a READ response's data, which
+ * lies elsewhere). Signs what smb2_sign signs of head and tail put end to end. */
+int smb2_sign_parts(const struct smb2_sign_key *k, enum smb2_sign_sender sender, uint8_t *head,
+                    size_t head_len, const uint8_t *tail, size_t tail_len);
+
 /* Checks the signature in the header of the command at msg (bounded as for smb2_sign)
  * without writing msg: 0 when it is right, -EBADMSG when it is not (compared in constant
  * time), -EINVAL as for smb2_sign. Whether the message had to be signed, and
  * SMB2_FLAGS_SIGNED, are the caller's concern. */
 int smb2_sign_verify(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
                      const uint8_t *msg, size_t len);
+
+/* smb2_sign_verify for a single command (NextCommand 0) whose signature the server
+ * computed over the 4-byte big-endian Direct-TCP length of the message (MS-SMB2 2.1: len)
+ * and then the message: Linux ksmbd (6.1 to at least 6.12) signs a READ response that
+ * carries no data (an RDMA channel READ's) that way. Every byte of the message is still
+ * under the key, and the input differs from any standard one (it begins with 0x00, an
+ * SMB2 message with 0xFE), so no standard signature passes this check for another
+ * message. 0, -EBADMSG, -EINVAL (as smb2_sign_verify; also a chain). */
+int smb2_sign_verify_framed(const struct smb2_sign_key *k, enum smb2_sign_sender sender,
+                            const uint8_t *msg, size_t len);
 
 #endif

@@ -30,6 +30,10 @@ struct smbd_link_opts {
      * smbd_link_accept_start (NULL from smbd_link_accept); a negative errno refuses the
      * connection and the accept fails with it. */
     int (*admit)(void *ctx, const struct sockaddr *peer);
+    /* The application's part of the private data this side sends with its connection
+     * request or reply (sd_cm_params; the relay's note: smbd_link_note.h). */
+    const void *private_data;
+    uint16_t private_data_len;
 };
 
 /* An established connection: provider qp + smbd_conn, not yet bound to a loop. */

@@ -52,8 +52,10 @@ static int link_accept_new(struct sd_listener *l, const struct smbd_link_opts *o
     struct accept_hook hook = { .o = o, .ctx = ctx, .k = NULL };
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
                                    .smbd_ird_ord_header = o->smbd_ird_ord_header,
-                                   .want_crc = o->want_crc, .pre_accept = link_pre_accept,
-                                   .pre_accept_arg = &hook,
+                                   .want_crc = o->want_crc,
+                                   .private_data = o->private_data,
+                                   .private_data_len = o->private_data_len,
+                                   .pre_accept = link_pre_accept, .pre_accept_arg = &hook,
                                    .admit = o->admit ? link_admit : NULL,
                                    .admit_arg = &hook };
     struct sd_cm_result cm;

@@ -17,7 +17,9 @@ int smbd_link_dial(const struct sockaddr *dst, socklen_t dstlen, const struct sm
 {
     struct sd_cm_params params = { .ird = o->ird, .ord = o->ord,
                                    .smbd_ird_ord_header = o->smbd_ird_ord_header,
-                                   .want_crc = o->want_crc };
+                                   .want_crc = o->want_crc,
+                                   .private_data = o->private_data,
+                                   .private_data_len = o->private_data_len };
     struct sd_cm_result cm;
     struct smbd_link *k;
     struct smbd_link_plan lp;

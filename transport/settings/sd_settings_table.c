@@ -148,11 +148,13 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .env = "SMBDIRECT_RDMA_THRESHOLD", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 0, .max = 16777216, .def = SAME("4096"),
         /* 4096: the Linux SMB Direct client's rdma_readwrite_threshold. */
-        .help = "SMB2 READs and WRITEs of more bytes than this, in unsigned sessions at "
-                "dialect 3.0 or later, have the server move the data by RDMA Read and Write "
-                "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); 0 keeps all I/O inline",
-        .brief = "SMB2 READs and WRITEs larger than this move their data by RDMA (unsigned "
-                 "sessions, dialect 3.0 or later); 0: all inline" },
+        .help = "SMB2 READs and WRITEs of more bytes than this, at dialect 3.0 or later in "
+                "unsigned sessions or signed ones whose key the shim learned (not through "
+                "the keyless relay), have the server move the data by RDMA Read and Write "
+                "(the READ/WRITE channel, MS-SMB2 2.2.19, 2.2.21); encrypted sessions stay "
+                "inline; 0 keeps all I/O inline",
+        .brief = "SMB2 READs and WRITEs larger than this move their data by RDMA (dialect 3.0+, "
+                 "not encrypted); 0: all inline" },
     [SD_SET_CHANNEL_IO_SIZE] = {
         .env = "SMBDIRECT_CHANNEL_IO_SIZE", .env_progs = SHIM, .kind = SD_KIND_NUMBER,
         .unit = SD_UNIT_BYTES, .min = 4096, .max = 16777216, .def = SAME("2097152"),
