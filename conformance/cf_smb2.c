@@ -159,7 +159,7 @@ int cf_smb2_login(struct cf_smb2 *c, const char *user, const char *password)
     struct cf_smb2_req_hdr h;
     const struct cf_msg *resp;
     const uint8_t *blob;
-    uint8_t tok[2048], req[REQ_SMALL + sizeof(tok)], cc[8];
+    uint8_t tok[2048], req[REQ_SMALL + sizeof(tok)], cc[8], rk[CF_NTLM_HASH_SIZE];
     char dom[128], name[128];
     size_t blob_len;
     uint16_t flags;
@@ -179,12 +179,14 @@ int cf_smb2_login(struct cf_smb2 *c, const char *user, const char *password)
                    c->status);
     for (size_t i = 0; i < sizeof(cc); i++)
         cc[i] = (uint8_t)rand();
+    for (size_t i = 0; i < sizeof(rk); i++) /* the session key: unused, nothing is signed */
+        rk[i] = (uint8_t)rand();
     if (user)
         split_user(user, dom, name, sizeof(dom));
     /* FILETIME: 100 ns units since 1601 */
     n = cf_ntlm_authenticate(&ch, user ? name : NULL, password, user ? dom : NULL, cc,
-                             ((uint64_t)time(NULL) + 11644473600ull) * 10000000ull, tok,
-                             sizeof(tok));
+                             ((uint64_t)time(NULL) + 11644473600ull) * 10000000ull, rk, tok,
+                             sizeof(tok), NULL);
     h = next_hdr(c, CF_SMB2_SESSION_SETUP, 0);
     rc = call(c, &h, req, n < 0 ? -1 : cf_smb2_session_setup_req(&h, tok, (size_t)n, req,
                                                                  sizeof(req)), &resp);
