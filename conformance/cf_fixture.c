@@ -13,8 +13,8 @@
 
 /* The default set: the highest of 3.0, 3.0.2, 3.1.1 the server offers. A user session
  * at 3.1.1 is signed (MS-SMB2 3.3.5.5.3: Session.SigningRequired for a session neither
- * anonymous nor guest), and this client does not sign: with a user it offers 3.0.2 at
- * most. */
+ * anonymous nor guest), and these cases run unsigned sessions (only the Smb2Multichannel
+ * cases sign): with a user it offers 3.0.2 at most. */
 static const uint16_t dialects_all[] = { SMB2_DIALECT_0300, SMB2_DIALECT_0302,
                                          CF_SMB2_DIALECT_0311 };
 static const uint16_t dialect_0300[] = { SMB2_DIALECT_0300 };
@@ -29,7 +29,7 @@ int cf_file_open(struct cf_ctx *ctx, struct cf_file *f, enum cf_dialects d, cons
 
     memset(f, 0, sizeof(*f));
     snprintf(f->name, sizeof(f->name), "sdconf-%s-%s.bin", ctx->run_id, tag);
-    rc = cf_smb2_connect(&f->c, ctx->t, set, n);
+    rc = cf_smb2_connect(&f->c, ctx->t, set, n, NULL);
     if (rc == -EREMOTEIO && f->c.status == 0xC00000BBu /* STATUS_NOT_SUPPORTED */ && n == 1)
         return cf_result(r, CF_SKIP, "the server does not offer dialect 0x%04x", set[0]), -1;
     if (rc == 0)

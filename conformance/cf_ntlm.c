@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* conformance/cf_ntlm.c — NTLMSSP messages and the NTLMv2 computation (MS-NLMP 2.2.1,
- * 3.3.2) over libnettle's MD4 and HMAC-MD5 (see cf_ntlm.h). */
+/* conformance/cf_ntlm.c — NTLMSSP messages, the NTLMv2 computation and the session key
+ * exchange (MS-NLMP 2.2.1, 3.3.2, 3.1.5.1.2) over libnettle's MD4, HMAC-MD5 and RC4 (see
+ * cf_ntlm.h). */
 #include "cf_ntlm.h"
 
 #include <ctype.h>
+#include <nettle/arcfour.h>
 #include <nettle/hmac.h>
 #include <nettle/md4.h>
 #include <string.h>
@@ -13,15 +15,19 @@
 /* MS-NLMP 2.2.2.5 NEGOTIATE flags */
 #define NEG_UNICODE       0x00000001u
 #define NEG_REQUEST_TARGET 0x00000004u
+#define NEG_SIGN          0x00000010u
 #define NEG_NTLM          0x00000200u
 #define NEG_ANONYMOUS     0x00000800u
 #define NEG_ALWAYS_SIGN   0x00008000u
 #define NEG_EXTENDED_SS   0x00080000u
 #define NEG_TARGET_INFO   0x00800000u
 #define NEG_128           0x20000000u
+#define NEG_KEY_EXCH      0x40000000u
 #define NEG_56            0x80000000u
-#define OUR_FLAGS (NEG_UNICODE | NEG_REQUEST_TARGET | NEG_NTLM | NEG_ALWAYS_SIGN | \
-                   NEG_EXTENDED_SS | NEG_TARGET_INFO | NEG_128 | NEG_56)
+#define OUR_FLAGS (NEG_UNICODE | NEG_REQUEST_TARGET | NEG_SIGN | NEG_NTLM | NEG_ALWAYS_SIGN | \
+                   NEG_EXTENDED_SS | NEG_TARGET_INFO | NEG_128 | NEG_KEY_EXCH | NEG_56)
+/* What an anonymous authentication leaves out: it has no key to sign with or exchange. */
+#define KEY_FLAGS (NEG_SIGN | NEG_KEY_EXCH)
 
 static const uint8_t signature[8] = { 'N', 'T', 'L', 'M', 'S', 'S', 'P', 0 };
 
@@ -179,13 +185,16 @@ static int put_field(uint8_t *out, size_t cap, size_t fields, size_t *end, const
 
 int cf_ntlm_authenticate(const struct cf_ntlm_challenge *c, const char *user,
                          const char *password, const char *domain,
-                         const uint8_t client_challenge[8], uint64_t now, uint8_t *out,
-                         size_t cap)
+                         const uint8_t client_challenge[8], uint64_t now,
+                         const uint8_t random_key[CF_NTLM_HASH_SIZE], uint8_t *out, size_t cap,
+                         uint8_t *session_key)
 {
     uint8_t key[CF_NTLM_HASH_SIZE], lm[24] = { 0 }, nt[1024], udom[2 * MAX_NAME],
-        uname[2 * MAX_NAME];
-    size_t end = AUTHENTICATE_HEAD, lm_len = 1, nt_len = 0, ud = 0, un = 0;
+        uname[2 * MAX_NAME], base[CF_NTLM_HASH_SIZE], exported[CF_NTLM_HASH_SIZE] = { 0 },
+        sealed[CF_NTLM_HASH_SIZE];
+    size_t end = AUTHENTICATE_HEAD, lm_len = 1, nt_len = 0, ud = 0, un = 0, sealed_len = 0;
     uint32_t flags = c->flags & OUR_FLAGS;
+    struct arcfour_ctx rc4;
     int n;
 
     if (cap < AUTHENTICATE_HEAD)
@@ -194,7 +203,7 @@ int cf_ntlm_authenticate(const struct cf_ntlm_challenge *c, const char *user,
         cf_ntlm_ntowfv2(password ? password : "", user, domain ? domain : "", key);
         n = cf_ntlm_v2_response(key, c->server_challenge, client_challenge,
                                 c->has_timestamp ? c->timestamp : now, c->target_info,
-                                c->target_info_len, nt, sizeof(nt), lm, NULL);
+                                c->target_info_len, nt, sizeof(nt), lm, base);
         if (n < 0)
             return -1;
         nt_len = (size_t)n;
@@ -204,18 +213,32 @@ int cf_ntlm_authenticate(const struct cf_ntlm_challenge *c, const char *user,
             memset(lm, 0, sizeof(lm));
         ud = unicode(domain ? domain : "", 0, udom, sizeof(udom));
         un = unicode(user, 0, uname, sizeof(uname));
+        /* 3.1.5.1.2: KeyExchangeKey is the SessionBaseKey (NTLMv2, 3.4.5.1) */
+        memcpy(exported, base, sizeof(exported));
+        if (flags & NEG_KEY_EXCH) {
+            memcpy(exported, random_key, sizeof(exported));
+            arcfour_set_key(&rc4, sizeof(base), base);
+            arcfour_crypt(&rc4, sizeof(sealed), sealed, random_key);
+            sealed_len = sizeof(sealed);
+            explicit_bzero(&rc4, sizeof(rc4));
+        }
+        explicit_bzero(key, sizeof(key));
+        explicit_bzero(base, sizeof(base));
     } else {
-        flags |= NEG_ANONYMOUS; /* 3.1.5.1.2: LmChallengeResponse Z(1), no NT response */
+        /* 3.1.5.1.2: LmChallengeResponse Z(1), no NT response */
+        flags = (flags & ~KEY_FLAGS) | NEG_ANONYMOUS;
     }
     memset(out, 0, AUTHENTICATE_HEAD);
     put_header(out, MSG_AUTHENTICATE);
     sd_put_le32(out + 60, flags);
-    if (put_field(out, cap, 12, &end, lm, lm_len) < 0 ||
+    n = put_field(out, cap, 12, &end, lm, lm_len) < 0 ||
         put_field(out, cap, 20, &end, nt, nt_len) < 0 ||
         put_field(out, cap, 28, &end, udom, ud) < 0 ||
         put_field(out, cap, 36, &end, uname, un) < 0 ||
         put_field(out, cap, 44, &end, NULL, 0) < 0 ||
-        put_field(out, cap, 52, &end, NULL, 0) < 0)
-        return -1;
-    return (int)end;
+        put_field(out, cap, 52, &end, sealed, sealed_len) < 0 ? -1 : (int)end;
+    if (session_key)
+        memcpy(session_key, exported, sizeof(exported));
+    explicit_bzero(exported, sizeof(exported));
+    return n;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* conformance/cf_ntlm.h — the NTLMSSP client of the conformance SMB2 sessions
  * (MS-NLMP): NEGOTIATE_MESSAGE, CHALLENGE_MESSAGE parsing, AUTHENTICATE_MESSAGE with an
- * NTLMv2 response (3.3.2), or anonymous (3.2.5.1.2: empty responses, no user). No
- * signing or sealing is negotiated: the cases run unsigned sessions. */
+ * NTLMv2 response (3.3.2), or anonymous (3.2.5.1.2: empty responses, no user). A user's
+ * authentication negotiates NTLMSSP_NEGOTIATE_KEY_EXCH and yields the session key the
+ * SMB2 session signs with (3.1.5.1.2, 3.4.5.1: the exported random session key); no
+ * NTLMSSP message signing or sealing is used. */
 #ifndef SMBDIRECT_CF_NTLM_H
 #define SMBDIRECT_CF_NTLM_H
 
@@ -45,10 +47,16 @@ int cf_ntlm_parse_challenge(const uint8_t *msg, size_t len, struct cf_ntlm_chall
 
 /* The AUTHENTICATE_MESSAGE (2.2.1.3) answering c: NTLMv2 for user/password/domain, or
  * anonymous when user is NULL. client_challenge: 8 random bytes; now: the time as
- * a FILETIME, used when the challenge carries no timestamp. Its length, or -1. */
+ * a FILETIME, used when the challenge carries no timestamp; random_key: 16 random bytes,
+ * the session key when the server agreed to NTLMSSP_NEGOTIATE_KEY_EXCH (sent as
+ * EncryptedRandomSessionKey, RC4 under the KeyExchangeKey, which NTLMv2 makes the
+ * SessionBaseKey: 3.1.5.1.2, 3.4.5.1). Its length, or -1; session_key (may be NULL):
+ * the ExportedSessionKey, random_key with key exchange, else the SessionBaseKey; zeros
+ * for anonymous (no key). */
 int cf_ntlm_authenticate(const struct cf_ntlm_challenge *c, const char *user,
                          const char *password, const char *domain,
-                         const uint8_t client_challenge[8], uint64_t now, uint8_t *out,
-                         size_t cap);
+                         const uint8_t client_challenge[8], uint64_t now,
+                         const uint8_t random_key[CF_NTLM_HASH_SIZE], uint8_t *out, size_t cap,
+                         uint8_t *session_key);
 
 #endif

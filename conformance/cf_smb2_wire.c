@@ -21,7 +21,9 @@
 #define HDR_TREE_ID       36u
 #define HDR_SESSION_ID    40u
 
-#define CAP_LARGE_MTU 0x00000004u /* 2.2.3 Capabilities: multi-credit I/O over 64 KiB */
+/* 2.2.3 Capabilities: multi-credit I/O over 64 KiB; with CF_SMB2_CAP_MULTI_CHANNEL,
+ * channels bound to a session (without it a server refuses SMB2_SESSION_FLAG_BINDING) */
+#define CAP_LARGE_MTU 0x00000004u
 
 static int room(size_t need, size_t cap)
 {
@@ -61,7 +63,7 @@ int cf_smb2_negotiate_req(const struct cf_smb2_req_hdr *h, const uint16_t *diale
     sd_put_le16(out + B(0), 36);
     sd_put_le16(out + B(2), (uint16_t)n);
     sd_put_le16(out + B(4), CF_SMB2_SIGNING_ENABLED);
-    sd_put_le32(out + B(8), CAP_LARGE_MTU);
+    sd_put_le32(out + B(8), CAP_LARGE_MTU | CF_SMB2_CAP_MULTI_CHANNEL);
     memcpy(out + B(12), guid, 16);
     for (int i = 0; i < n; i++)
         sd_put_le16(out + B(36) + 2 * i, dialects[i]);
@@ -81,7 +83,8 @@ int cf_smb2_negotiate_req(const struct cf_smb2_req_hdr *h, const uint16_t *diale
     return (int)(ctx + 8u + 38u);
 }
 
-int cf_smb2_session_setup_req(const struct cf_smb2_req_hdr *h, const uint8_t *blob, size_t len,
+int cf_smb2_session_setup_req(const struct cf_smb2_req_hdr *h, uint8_t flags,
+                              uint8_t security_mode, const uint8_t *blob, size_t len,
                               uint8_t *out, size_t cap)
 {
     if (len > UINT16_MAX || !room(B(24u) + len, cap))
@@ -89,7 +92,8 @@ int cf_smb2_session_setup_req(const struct cf_smb2_req_hdr *h, const uint8_t *bl
     memset(out, 0, B(24u));
     cf_smb2_put_hdr(out, h);
     sd_put_le16(out + B(0), 25);
-    out[B(3)] = CF_SMB2_SIGNING_ENABLED;
+    out[B(2)] = flags;
+    out[B(3)] = security_mode;
     sd_put_le16(out + B(12), B(24));
     sd_put_le16(out + B(14), (uint16_t)len);
     memcpy(out + B(24), blob, len);

@@ -30,6 +30,8 @@ enum cf_smb2_command {                 /* 2.2.1.2 Command */
 /* 2.2.4 SecurityMode */
 #define CF_SMB2_SIGNING_ENABLED  0x0001u
 #define CF_SMB2_SIGNING_REQUIRED 0x0002u
+/* 2.2.5 Flags */
+#define CF_SMB2_SESSION_FLAG_BINDING 0x01u
 
 /* The fixed header of a request (2.2.1.2 SYNC). */
 struct cf_smb2_req_hdr {
@@ -44,8 +46,10 @@ void cf_smb2_put_hdr(uint8_t *out, const struct cf_smb2_req_hdr *h);
 /* 2.2.3; dialect 0x0311 adds the PREAUTH_INTEGRITY_CAPABILITIES context (2.2.3.1.1). */
 int cf_smb2_negotiate_req(const struct cf_smb2_req_hdr *h, const uint16_t *dialects, int n,
                           const uint8_t guid[16], uint8_t *out, size_t cap);
-/* 2.2.5 with the security blob */
-int cf_smb2_session_setup_req(const struct cf_smb2_req_hdr *h, const uint8_t *blob, size_t len,
+/* 2.2.5 with the security blob, Flags flags (CF_SMB2_SESSION_FLAG_BINDING) and
+ * SecurityMode security_mode (CF_SMB2_SIGNING_*) */
+int cf_smb2_session_setup_req(const struct cf_smb2_req_hdr *h, uint8_t flags,
+                              uint8_t security_mode, const uint8_t *blob, size_t len,
                               uint8_t *out, size_t cap);
 /* 2.2.9 with the UTF-16 path \\host\share */
 int cf_smb2_tree_connect_req(const struct cf_smb2_req_hdr *h, const char *host,
@@ -78,6 +82,8 @@ struct cf_smb2_resp {
 };
 /* 0, or -1 when msg is not an SMB2 response header. */
 int cf_smb2_resp_decode(const uint8_t *msg, size_t len, struct cf_smb2_resp *r);
+
+#define CF_SMB2_CAP_MULTI_CHANNEL 0x00000008u /* 2.2.4 Capabilities */
 
 struct cf_smb2_negotiate_resp {       /* 2.2.4 */
     uint16_t security_mode, dialect;

@@ -31,6 +31,11 @@ struct cf_target {
     uint32_t max_send_size;       /* PreferredSendSize */
     uint32_t max_receive_size;    /* MaxReceiveSize: each posted receive */
     uint32_t max_fragmented_size; /* MaxFragmentedSize */
+    /* The server's SMB port over TCP, the Smb2Multichannel cases' first channel: at the
+     * host's address as given (tcp_host) and at the address SMB Direct dials (tcp_rdma);
+     * they differ when an address map sends SMB Direct to an RDMA address. */
+    struct sockaddr_storage tcp_host, tcp_rdma;
+    socklen_t tcp_host_len, tcp_rdma_len;
 };
 
 #define CF_SMBD_SEND_SLOTS 16

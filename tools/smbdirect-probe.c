@@ -42,7 +42,8 @@ static const char usage_head[] =
     "(groups SmbdNegotiate: raw Negotiate Requests; SmbdDataTransfer: fragments, malformed\n"
     "Data Transfer messages, keepalives; SmbdCreditMgmt: credits withheld and spent;\n"
     "Smb2OverRdma and RemoteInvalidation: SMB2 over SMB Direct with the READ/WRITE RDMA\n"
-    "channel) and print one row per case:\n"
+    "channel; Smb2Multichannel: a signed session over TCP to HOST's port 445 and a\n"
+    "channel bound to it over SMB Direct, which need --user) and print one row per case:\n"
     "its name, PASS, FAIL or SKIP, and what was seen.\n"
     "\n"
     "Settings come from the configuration file (/etc/smbdirect/smbdirect.conf, its\n"
@@ -217,7 +218,8 @@ static int check_config(const struct probe_opts *po, const struct sd_settings_fl
 
 /* The conformance run: the target from the link options, then the cases. */
 static int conformance(const struct probe_opts *po, const struct smbd_link_opts *lo,
-                       const struct sockaddr_storage *dst, socklen_t dstlen, const char *host)
+                       const struct sockaddr_storage *dst, socklen_t dstlen, const char *host,
+                       const struct sockaddr_storage *given, socklen_t givenlen)
 {
     struct cf_target t = { .provider = lo->provider, .addr = *dst, .addrlen = dstlen,
                            .ird = lo->ird, .ord = lo->ord,
@@ -234,6 +236,14 @@ static int conformance(const struct probe_opts *po, const struct smbd_link_opts 
     struct cf_totals tot;
 
     snprintf(t.host, sizeof(t.host), "%s", host);
+    /* the Smb2Multichannel cases' TCP channel: the SMB port at HOST and at the address
+     * dialled */
+    t.tcp_host = *given;
+    t.tcp_host_len = givenlen;
+    t.tcp_rdma = *dst;
+    t.tcp_rdma_len = dstlen;
+    sd_addr_set_port((struct sockaddr *)&t.tcp_host, PROBE_SMB_PORT);
+    sd_addr_set_port((struct sockaddr *)&t.tcp_rdma, PROBE_SMB_PORT);
     snprintf(ctx.run_id, sizeof(ctx.run_id), "%ld-%ld", (long)getpid(), (long)time(NULL));
     srand((unsigned)(getpid() ^ time(NULL)));
     tot = cf_run(&ctx, po->cases, stdout);
@@ -265,8 +275,8 @@ int main(int argc, char **argv)
     struct sd_settings set;
     struct sd_settings_flags flags;
     struct sd_settings_report rep;
-    struct sockaddr_storage dst;
-    socklen_t dstlen;
+    struct sockaddr_storage dst, given;
+    socklen_t dstlen, givenlen;
     struct smbd_link *k = NULL;
     char err[600], peer[SD_ADDR_STRLEN], from[SD_ADDR_STRLEN], to[SD_ADDR_STRLEN] = "";
     const char *why;
@@ -294,6 +304,8 @@ int main(int argc, char **argv)
         snprintf(err, sizeof(err), "'%s': %s", argv[first], why);
         return usage_error("%s", err);
     }
+    given = dst;
+    givenlen = dstlen;
     if ((mapped = am_find(&set.addrmap, (struct sockaddr *)&dst)) != NULL) {
         int port = sd_addr_port((struct sockaddr *)&dst); /* 0: none given */
 
@@ -326,7 +338,7 @@ int main(int argc, char **argv)
         if (getnameinfo((struct sockaddr *)&dst, dstlen, host, sizeof(host), NULL, 0,
                         NI_NUMERICHOST) != 0)
             snprintf(host, sizeof(host), "%s", peer);
-        rc = conformance(&po, &lo, &dst, dstlen, host);
+        rc = conformance(&po, &lo, &dst, dstlen, host, &given, givenlen);
         free(po.user);
         return rc;
     }

@@ -92,7 +92,8 @@ vm_rdma_readd() {
 }
 
 # vm_ksmbd_start — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with ksmbd.mountd from
-# ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER. Create the RDMA
+# ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER, multichannel on
+# (channels bound to a session: the probe's Smb2Multichannel cases). Create the RDMA
 # devices first: ksmbd picks its SMB Direct port when it starts (5445 once an iWARP device exists,
 # else 445). Waits until its TCP and RDMA listeners are up.
 vm_ksmbd_start() {
@@ -103,6 +104,7 @@ vm_ksmbd_start() {
 [global]
 	netbios name = VMKSMBD
 	server signing = auto
+	server multi channel support = yes
 [share]
 	path = $VM_KSMBD_DIR/share
 	read only = no

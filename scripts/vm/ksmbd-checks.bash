@@ -150,6 +150,16 @@ ksmbd_wait_no_rdma_connection() {
     return 1
 }
 
+# ksmbd_run_case ADDR TRANSPORT CASE — once ksmbd holds no RDMA connection, smbdirect-probe runs
+# conformance case CASE alone against ksmbd as its user (run: $output, $status); it must exit 0.
+ksmbd_run_case() {
+    ksmbd_wait_no_rdma_connection
+    run timeout 300 "$VM_BUILD/smbdirect-probe" --conformance --transport "$2" \
+        --user "$VM_KSMBD_USER%$VM_KSMBD_PASS" --share share --cases "$3" "$1"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
 # ksmbd_check_conformance ADDR TRANSPORT LABEL — smbdirect-probe --conformance against ksmbd as
 # its user, the positive READ/WRITE channel cases only: an 8 MiB READ by RDMA Write and a WRITE
 # by RDMA Read read back equal, several of each, and at 3.0.2 RDMA_V1_INVALIDATE (answered by
@@ -166,15 +176,28 @@ ksmbd_check_conformance() {
         Smb2OverRdmaChannel_ReadMultipleOperation Smb2OverRdmaChannel_WriteMultipleOperation \
         BVT_SMB2OverRdma_SMB302_Write_RemoteInvalidation BVT_SMB2OverRdma_SMB302_Read_RemoteInvalidation \
         SMB2OverRdma_SMB302_Write_NoRemoteInvalidation SMB2OverRdma_SMB302_Read_NoRemoteInvalidation; do
-        ksmbd_wait_no_rdma_connection
-        run timeout 300 "$VM_BUILD/smbdirect-probe" --conformance --transport "$transport" \
-            --user "$VM_KSMBD_USER%$VM_KSMBD_PASS" --share share --cases "$case" "$addr"
-        echo "$output"
-        [ "$status" -eq 0 ]
+        ksmbd_run_case "$addr" "$transport" "$case"
         grep -Eq '^1 cases: (1 passed, 0 failed, 0|0 passed, 0 failed, 1) skipped$' <<<"$output"
         while IFS= read -r row; do
             vm_note "$label: $row"
         done < <(grep -E '^[A-Za-z0-9_]+ +(PASS|SKIP) ' <<<"$output" | sed 's/  */ /g' | cut -c1-160)
+    done
+}
+
+# ksmbd_check_multichannel ADDR TRANSPORT LABEL — smbdirect-probe's Smb2Multichannel cases against
+# ksmbd as its user, each alone once ksmbd holds no RDMA connection: a signed session over TCP to
+# ADDR:445 (3.0, and the highest of 3.0-3.1.1), a channel bound to it over SMB Direct with a
+# SESSION_SETUP signed with the session's key, 1 MiB written on one read back equal on the other,
+# every response's signature verified. Both must PASS (ksmbd runs with multichannel on).
+ksmbd_check_multichannel() {
+    local addr=$1 transport=$2 label=$3 case
+    vm_require_bin "$VM_BUILD/smbdirect-probe"
+    for case in BVT_Smb2MultiChannel_2Channels_DiffNicTypeDiffTransport \
+        Smb2Multichannel_2Channels_DiffTransport; do
+        ksmbd_run_case "$addr" "$transport" "$case"
+        grep -Eq "^$case +PASS +dialect 0x03(00|11): session over TCP to $addr:445, channel bound over SMB Direct;" <<<"$output"
+        grep -qx '1 cases: 1 passed, 0 failed, 0 skipped' <<<"$output"
+        vm_note "$label: $(grep -E "^$case +PASS " <<<"$output" | sed 's/  */ /g' | cut -c1-240)"
     done
 }
 

@@ -7,11 +7,13 @@
 # padding, malformed Data Transfer messages, keepalives both ways; SmbdCreditMgmt:
 # credits few, spent and withheld; Smb2OverRdma: READ/WRITE over the RDMA channel,
 # 4095 descriptors, invalid descriptors; RemoteInvalidation: Send with Invalidate at
-# 3.0.2, none at 3.0) must PASS, the probe must exit 0, no test file may be left, and
-# the relay must still be alive and serving afterwards. The cases run once
-# (setup_file); each test reads the table. A wrong password must FAIL a case (exit 1), a
-# server requiring signing makes the SMB2 cases SKIP (the client never signs),
-# and bad arguments exit 2 naming the option.
+# 3.0.2, none at 3.0; Smb2Multichannel: a signed session over TCP to smbd, a channel bound
+# to it over SMB Direct through the relay, data written on one read back on the other)
+# must PASS, the probe must exit 0, no test file may be left, and the relay must still be
+# alive and serving afterwards. The cases run once (setup_file); each test reads the
+# table. A wrong password must FAIL a case (exit 1), a server requiring signing makes the
+# unsigned SMB2 cases SKIP while the signed Smb2Multichannel ones PASS, and bad arguments
+# exit 2 naming the option.
 
 load helpers
 
@@ -57,7 +59,7 @@ assert_pass() {
 @test "conformance: every case runs and the probe exits 0" {
     require_shim
     [ "$(cat "$SENV_DIR/conformance.rc")" -eq 0 ] || { show_table; return 1; }
-    grep -qx "55 cases: 53 passed, 0 failed, 2 skipped" "$SENV_DIR/conformance.out" ||
+    grep -qx "55 cases: 55 passed, 0 failed, 0 skipped" "$SENV_DIR/conformance.out" ||
         { show_table; return 1; }
 }
 
@@ -133,6 +135,20 @@ assert_pass() {
         SMB2OverRdma_SMB300_Write_RemoteInvalidation SMB2OverRdma_SMB300_Read_RemoteInvalidation
 }
 
+# The relay holds no keys, but it forwards the binding SESSION_SETUP and inline signed
+# READs and WRITEs unchanged (it rewrites only RDMA channel I/O, which these cases do not
+# use), so smbd binds the relay's connection to the session made over TCP.
+@test "conformance: Smb2Multichannel, both cases PASS through the keyless relay (3.0 and 3.1.1)" {
+    require_shim
+    assert_pass BVT_Smb2MultiChannel_2Channels_DiffNicTypeDiffTransport \
+        Smb2Multichannel_2Channels_DiffTransport
+    local out=$SENV_DIR/conformance.out
+    grep -Eq "^BVT_Smb2MultiChannel_2Channels_DiffNicTypeDiffTransport +PASS +dialect 0x0300: session over TCP to $ADDR:445, channel bound over SMB Direct; 1048576 bytes written over TCP read back equal over SMB Direct; [1-9][0-9]*\+[1-9][0-9]* signatures verified$" "$out" ||
+        { show_table; return 1; }
+    grep -Eq "^Smb2Multichannel_2Channels_DiffTransport +PASS +dialect 0x0311: .*1048576 bytes written over SMB Direct read back equal over TCP" "$out" ||
+        { show_table; return 1; }
+}
+
 @test "conformance: the relay refused the bad descriptors by ending those connections" {
     require_shim
     # the client's provider refuses the relay's RDMA Write/Read and terminates (RFC 5040)
@@ -180,16 +196,26 @@ assert_pass() {
     grep -q -- "go with --conformance" <<<"$output"
 }
 
+@test "conformance: without a user the Smb2Multichannel cases SKIP naming --user" {
+    require_shim
+    run "$PROBE" --conformance --transport soft --cases 'Smb2Multichannel/*' "$ADDR"
+    assert_success
+    [ "$(grep -Ec '^[A-Za-z0-9_]+ +SKIP +binding a channel needs a signed session, which needs a user \(--user\)$' <<<"$output")" -eq 2 ] ||
+        { echo "$output" >&2; return 1; }
+}
+
 # Last: it restarts smbd with mandatory signing.
-@test "conformance: against a server that requires signing the SMB2 cases SKIP, never PASS" {
+@test "conformance: against a server that requires signing the unsigned SMB2 cases SKIP, the signed ones PASS" {
     require_shim
     senv_smbd_stop TERM
     senv_smbd_start signing=mandatory
     senv_add_user
     run "$PROBE" --conformance --transport soft --user "$SENV_USER%$SENV_PASS" \
-        --cases 'BVT_Smb2OverRdmaChannel_*' "$ADDR"
+        --cases 'BVT_Smb2*' "$ADDR"
     assert_success
     [ "$(grep -Ec '^BVT_Smb2OverRdmaChannel_[A-Za-z]+ +SKIP +the server requires signing' <<<"$output")" -eq 2 ] ||
         { echo "$output" >&2; return 1; }
-    grep -qx "2 cases: 0 passed, 0 failed, 2 skipped" <<<"$output"
+    grep -Eq '^BVT_Smb2MultiChannel_2Channels_DiffNicTypeDiffTransport +PASS ' <<<"$output" ||
+        { echo "$output" >&2; return 1; }
+    grep -qx "3 cases: 1 passed, 0 failed, 2 skipped" <<<"$output"
 }

@@ -27,7 +27,8 @@ static void inside(const uint8_t *p, size_t n, const uint8_t *msg, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    uint8_t *msg = malloc(size ? size : 1), fid[16], cc[8] = { 0 }, out[4096];
+    uint8_t *msg = malloc(size ? size : 1), fid[16], cc[8] = { 0 }, out[4096], rk[16] = { 0 },
+            sk[16];
     struct cf_smb2_negotiate_resp nr;
     struct cf_smb2_resp r;
     struct smb2_read_resp rr;
@@ -50,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         inside(p, rr.data_length, msg, size);
     if (cf_ntlm_parse_challenge(msg, size, &ch) == 0) {
         inside(ch.target_info, ch.target_info_len, msg, size);
-        cf_ntlm_authenticate(&ch, "user", "pass", "DOM", cc, 0, out, sizeof(out));
-        cf_ntlm_authenticate(&ch, NULL, NULL, NULL, cc, 0, out, sizeof(out));
+        cf_ntlm_authenticate(&ch, "user", "pass", "DOM", cc, 0, rk, out, sizeof(out), sk);
+        cf_ntlm_authenticate(&ch, NULL, NULL, NULL, cc, 0, rk, out, sizeof(out), sk);
     }
     free(msg);
     return 0;

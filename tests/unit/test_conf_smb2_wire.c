@@ -33,6 +33,7 @@ static void negotiate_311_has_preauth_context(void **state)
     assert_int_equal(n, 112 + 8 + 38);
     assert_int_equal(sd_le16(out + 64), 36);
     assert_int_equal(sd_le16(out + 66), 3);
+    assert_int_equal(sd_le32(out + 72), 0x0c);  /* Capabilities: LARGE_MTU, MULTI_CHANNEL */
     assert_int_equal(sd_le16(out + 100), 0x0300);
     assert_int_equal(sd_le16(out + 104), 0x0311);
     assert_int_equal(sd_le32(out + 92), 112);    /* NegotiateContextOffset, 8-aligned */

@@ -57,3 +57,7 @@ setup() {
 @test "smbdirect-probe --conformance, verbs on rxe -> ksmbd: the positive READ/WRITE channel cases pass" {
     ksmbd_check_conformance "$VM_RXE_IP" rdma "conformance verbs/rxe -> ksmbd/rxe"
 }
+
+@test "smbdirect-probe --conformance, verbs on rxe -> ksmbd: Smb2Multichannel, a signed session over TCP and a channel bound over SMB Direct, pass" {
+    ksmbd_check_multichannel "$VM_RXE_IP" rdma "multichannel verbs/rxe -> ksmbd/rxe"
+}

@@ -50,6 +50,14 @@ teardown() { cifs_umount; }
     ksmbd_check_conformance "$VM_SIW_IP" rdma "conformance verbs/siw -> ksmbd/siw"
 }
 
+@test "smbdirect-probe --conformance, soft-iWARP -> ksmbd on siw: Smb2Multichannel, a signed session over TCP and a channel bound over SMB Direct, pass" {
+    ksmbd_check_multichannel "$VM_SIW_IP" soft "multichannel soft -> ksmbd/siw"
+}
+
+@test "smbdirect-probe --conformance, verbs on siw -> ksmbd: Smb2Multichannel, a signed session over TCP and a channel bound over SMB Direct, pass" {
+    ksmbd_check_multichannel "$VM_SIW_IP" rdma "multichannel verbs/siw -> ksmbd/siw"
+}
+
 @test "smbclient + shim, soft-iWARP -> ksmbd on siw: ls, get and put keep sha256" {
     ksmbd_check_ls_get_put "$VM_SIW_IP" soft
 }
