@@ -36,6 +36,7 @@
 #include "soft/soft_cm.h"
 #include "sd_pinned.h"
 #include "th_bridge.h"
+#include "th_bridge_state.h"
 #include "th_pinned.h"
 #include "th_smb2.h"
 
@@ -345,13 +346,20 @@ static void test_link_killed_mid_transfer_closes_streams(void **state)
     struct th_bridge_pair p;
     struct bt_flow w = { .seed = 33, .count = 1000 };
     pthread_t t;
+    uint64_t end;
     int qp_fd, ms_a, ms_b;
 
     (void)state;
     th_bridge_setup(&p, 1, NULL, NULL);
     w.fd = p.a.app_fd;
     assert_int_equal(pthread_create(&t, NULL, bt_blast, &w), 0);
-    usleep(100000); /* traffic flowing A -> B, nobody reading B: queues fill */
+    /* traffic flowing A -> B, nobody reading B: queues fill until B pauses its credits */
+    end = sd_now_ms() + 5000;
+    while (!th_bridge_peek(&p, &p.b).recv_paused) {
+        if (sd_now_ms() > end)
+            fail_msg("B never paused its receive credits");
+        usleep(2000);
+    }
     qp_fd = th_bridge_accepted_socket(&p);
     assert_true(qp_fd >= 0);
     assert_int_equal(shutdown(qp_fd, SHUT_RDWR), 0); /* the wire dies under the passive side */
@@ -493,24 +501,30 @@ static void bc_stats(struct th_bridge_pair *p, struct smbd_bridge *b, struct smb
 }
 
 /* The shim holds the program's WRITE id + 1 back while WRITE id's buffer is registered:
- * its id-th wait for memory starts (WRITEs 2..id waited before it) and goes on for 50 ms
- * and more (the shim retries every few ms), and all that while only WRITEs 1..id have
- * left the shim. */
+ * its id-th wait for memory starts (WRITEs 2..id waited before it) and, by the shim's own
+ * count, goes on for 50 ms and more (the shim retries every few ms), and all that while
+ * only WRITEs 1..id have left the shim. */
 static void bc_expect_held(struct th_bridge_pair *p, uint64_t id)
 {
     struct smbd_bridge_stats st;
-    uint64_t end = sd_now_ms() + 5000;
+    uint64_t end = sd_now_ms() + 5000, base;
 
     do {
         if (sd_now_ms() > end)
             fail_msg("the shim never held WRITE %llu back", (unsigned long long)id + 1);
         bc_stats(p, p->b.bridge, &st);
     } while (st.chan.mem_waits < id);
-    usleep(50000);
-    bc_stats(p, p->b.bridge, &st);
+    base = st.chan.mem_wait_ms; /* the waits before, and this one so far */
+    end = sd_now_ms() + 5000;
+    while (st.chan.mem_wait_ms < base + 50) {
+        if (sd_now_ms() > end)
+            fail_msg("WRITE %llu's wait was counted %llu ms in 5 s", (unsigned long long)id + 1,
+                     (unsigned long long)(st.chan.mem_wait_ms - base));
+        usleep(2000);
+        bc_stats(p, p->b.bridge, &st);
+    }
     assert_int_equal(st.chan.mem_waits, id);
     assert_int_equal(st.chan.mem_waiting, 1);
-    assert_true(st.chan.mem_wait_ms >= 50);
     assert_int_equal(st.smbd.msgs_sent, id);
     assert_int_equal(st.chan.rdma_reads, id);
 }

@@ -8,8 +8,10 @@
  * the peer's orderly close flushes what it delivered to a slow reader, then EOF; the
  * channel's messages wait for the end of a message part-way into the stream; a link lost
  * mid-message fails the bridge and resets a TCP stream; a change the table does not
- * allow is refused, logged, and fails the bridge. Each test reads the bridge's state on
- * the loop thread where it must hold for a while. */
+ * allow is refused, logged, and fails the bridge. Where a state must hold, a test reads it
+ * on the loop thread once the event that entered it has been handled, with what the bridge
+ * waits for (th_bridge_state.h). Every allowed change, each through the bridge's own path:
+ * test_bridge_states.c. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -26,68 +28,13 @@
 
 #include "bridge_int.h"
 #include "th_bridge.h"
+#include "th_bridge_state.h"
 #include "th_smb2.h"
 #include "th_stderr.h"
 
 /* The shim's side: the client role (requests tracked for the half-close), every I/O
  * inline (threshold 0). */
 static const struct smbd_bridge_opts lc_shim = { .channel = BRIDGE_CHAN_CLIENT };
-
-/* ---- looking at a live bridge ---- */
-
-struct lc_peek {
-    struct th_bridge_side *side;
-    int ended;
-    enum bridge_state state;
-    enum bridge_deliver deliver;
-    size_t queued; /* delivered bytes the stream has not taken */
-};
-
-static void lc_peek_task(void *ctx)
-{
-    struct lc_peek *k = ctx;
-
-    k->ended = k->side->ended; /* on_end runs on this thread: the bridge is live if 0 */
-    if (k->ended)
-        return;
-    k->state = k->side->bridge->state;
-    k->deliver = k->side->bridge->out.deliver;
-    k->queued = bridge_outq_len(&k->side->bridge->out.queue);
-}
-
-static struct lc_peek lc_peek(struct th_bridge_pair *p, struct th_bridge_side *s)
-{
-    struct lc_peek k = { .side = s };
-
-    th_bridge_on_loop(p, lc_peek_task, &k);
-    return k;
-}
-
-/* Whether s reaches state within ms. */
-static int lc_wait_state(struct th_bridge_pair *p, struct th_bridge_side *s,
-                         enum bridge_state state, int ms)
-{
-    uint64_t end = sd_now_ms() + (uint64_t)ms;
-
-    do {
-        struct lc_peek k = lc_peek(p, s);
-
-        if (!k.ended && k.state == state)
-            return 1;
-        usleep(2000);
-    } while (sd_now_ms() < end);
-    return 0;
-}
-
-/* Whether s's bridge ends within ms. */
-static int lc_wait_ended(struct th_bridge_side *s, int ms)
-{
-    uint64_t end = sd_now_ms() + (uint64_t)ms;
-
-    while (!__atomic_load_n(&s->ended, __ATOMIC_ACQUIRE) && sd_now_ms() < end)
-        usleep(2000);
-    return __atomic_load_n(&s->ended, __ATOMIC_ACQUIRE);
-}
 
 /* Whether the TCP socket fd was reset by its peer (an error pending, POLLERR) within ms:
  * a reset that follows the stream's FIN shows here, not in recv(), which reports the EOF
@@ -109,20 +56,6 @@ static void lc_assert_reason(const struct th_bridge_side *s, const char *want)
 {
     if (!strstr(s->reason, want))
         fail_msg("the bridge ended with \"%s\", not \"...%s...\"", s->reason, want);
-}
-
-static void lc_finish_task(void *ctx)
-{
-    struct th_bridge_side *s = ctx;
-
-    if (!s->ended)
-        smbd_bridge_finish(s->bridge);
-}
-
-/* The shim's exit handler: smbd_bridge_finish on the loop thread. */
-static void lc_finish(struct th_bridge_pair *p, struct th_bridge_side *s)
-{
-    th_bridge_on_loop(p, lc_finish_task, s);
 }
 
 static void lc_fill(uint8_t *b, size_t len, unsigned seed)
@@ -148,6 +81,7 @@ static void test_half_close_waits_for_the_answer_then_eof(void **state)
 {
     struct th_bridge_pair p;
     struct th_hdr h = { .command = 8, .message_id = 1 };
+    struct th_bridge_peek k;
     uint8_t msg[256];
     int reset = -1;
 
@@ -155,16 +89,17 @@ static void test_half_close_waits_for_the_answer_then_eof(void **state)
     th_bridge_setup(&p, 0, NULL, &lc_shim);
     lc_request(&p, 1);
     assert_int_equal(shutdown(p.b.app_fd, SHUT_WR), 0);
-    assert_true(lc_wait_state(&p, &p.b, BRIDGE_HALF_CLOSED, 5000));
-    usleep(200000);
-    assert_int_equal(lc_peek(&p, &p.b).state, BRIDGE_HALF_CLOSED); /* the answer is due */
-    assert_false(lc_peek(&p, &p.b).ended);
+    assert_true(th_bridge_wait_state(&p, &p.b, BRIDGE_HALF_CLOSED, 5000));
+    k = th_bridge_peek(&p, &p.b); /* the EOF's turn is over: the answer is what it waits for */
+    assert_int_equal(k.state, BRIDGE_HALF_CLOSED);
+    assert_true(k.answers_known);
+    assert_int_equal(k.answers_due, 1);
 
     th_bridge_send_frame(p.a.app_fd, msg, th_smb2_read_resp(msg, &h, 80, 0, 0));
     assert_int_equal(th_bridge_recv_frame(p.b.app_fd, msg, sizeof(msg), 5000), 80);
     assert_true(th_bridge_wait_closed(p.b.app_fd, TH_BRIDGE_END_MS, &reset) >= 0);
     assert_int_equal(reset, 0); /* EOF */
-    assert_true(lc_wait_ended(&p.b, TH_BRIDGE_END_MS));
+    assert_true(th_bridge_wait_ended(&p.b, TH_BRIDGE_END_MS));
     assert_int_equal(p.b.end_err, 0);
     lc_assert_reason(&p.b, "SMB Direct disconnected");
     th_bridge_teardown(&p);
@@ -177,7 +112,7 @@ static void test_half_close_waits_for_the_answer_then_eof(void **state)
 
 /* OPEN -> FINISHING -> FINISHED -> DISCONNECTING -> CLOSED: a program that wrote its
  * WRITEs and exits with its socket open has them all reach the backend, and the tunnel
- * ends in order at once: the answers are not awaited (BRIDGE_HALF_CLOSE_MS is 10 s). */
+ * ends in order at once: the answers are not awaited (half_close_ms is 10 s). */
 static void test_finish_at_program_exit_sends_what_was_written(void **state)
 {
     uint8_t *msg = malloc(TH_RW_FIXED + LC_WRITE), *got = malloc(TH_RW_FIXED + LC_WRITE);
@@ -192,8 +127,8 @@ static void test_finish_at_program_exit_sends_what_was_written(void **state)
     for (uint64_t id = 1; id <= LC_WRITES; id++) /* the backend reads none yet */
         th_bridge_send_frame(p.b.app_fd, msg, th_smb2_plain_write(msg, id, LC_WRITE));
     start = sd_now_ms();
-    lc_finish(&p, &p.b);
-    assert_true(lc_wait_ended(&p.b, 3000));
+    th_bridge_finish(&p, &p.b);
+    assert_true(th_bridge_wait_ended(&p.b, 3000));
     print_message("# the exiting program's tunnel ended %llu ms after finish: %s\n",
                   (unsigned long long)(sd_now_ms() - start), p.b.reason);
     assert_int_equal(p.b.end_err, 0);
@@ -223,9 +158,9 @@ static void test_finish_while_half_closed_stops_waiting_for_answers(void **state
     th_bridge_setup(&p, 0, NULL, &lc_shim);
     lc_request(&p, 1);
     assert_int_equal(shutdown(p.b.app_fd, SHUT_WR), 0);
-    assert_true(lc_wait_state(&p, &p.b, BRIDGE_HALF_CLOSED, 5000));
-    lc_finish(&p, &p.b);
-    assert_true(lc_wait_ended(&p.b, 3000)); /* unanswered, well within BRIDGE_HALF_CLOSE_MS */
+    assert_true(th_bridge_wait_state(&p, &p.b, BRIDGE_HALF_CLOSED, 5000));
+    th_bridge_finish(&p, &p.b);
+    assert_true(th_bridge_wait_ended(&p.b, 3000)); /* unanswered, well within half_close_ms */
     assert_int_equal(p.b.end_err, 0);
     th_bridge_teardown(&p);
 }
@@ -241,7 +176,8 @@ static void test_finish_awaits_the_peers_rdma_on_channel_buffers(void **state)
     const struct th_hdr h = { .command = 9, .message_id = 1 };
     uint8_t *msg = malloc(TH_RW_FIXED + LC_WRITE), small[256];
     struct th_bridge_pair p;
-    struct lc_peek k;
+    struct th_bridge_peek k;
+    uint64_t answered_at;
 
     (void)state;
     assert_non_null(msg);
@@ -253,15 +189,16 @@ static void test_finish_awaits_the_peers_rdma_on_channel_buffers(void **state)
     assert_int_equal(th_bridge_recv_frame(p.a.app_fd, msg, TH_RW_FIXED + LC_WRITE, 5000),
                      TH_RW_FIXED + LC_WRITE); /* RDMA-read by the relay, inline to it */
 
-    lc_finish(&p, &p.b);
-    assert_true(lc_wait_state(&p, &p.b, BRIDGE_FINISHED, 5000));
-    usleep(200000);
-    k = lc_peek(&p, &p.b);
-    assert_false(k.ended);
-    assert_int_equal(k.state, BRIDGE_FINISHED); /* the WRITE's buffer is still registered */
+    th_bridge_finish(&p, &p.b);
+    assert_true(th_bridge_wait_state(&p, &p.b, BRIDGE_FINISHED, 5000));
+    k = th_bridge_peek(&p, &p.b); /* the exit's turn is over: the buffer is what it waits for */
+    assert_int_equal(k.state, BRIDGE_FINISHED);
+    assert_true(k.chan_busy); /* the WRITE's buffer is still registered */
 
+    answered_at = sd_now_ms();
     th_bridge_send_frame(p.a.app_fd, small, th_smb2_write_resp(small, &h, LC_WRITE));
-    assert_true(lc_wait_ended(&p.b, 3000));
+    assert_true(th_bridge_wait_ended(&p.b, 3000));
+    assert_true(p.b.ended_at >= answered_at); /* the answer let it end */
     assert_int_equal(p.b.end_err, 0);
     assert_int_equal(p.b.rdma_ios, 1);
     free(msg);
@@ -280,7 +217,7 @@ static void test_flushing_delivers_all_to_a_slow_reader_then_eof(void **state)
 {
     uint8_t *msg = malloc(LC_FLUSH_SIZE), *got = malloc(LC_FLUSH_SIZE);
     struct th_bridge_pair p;
-    struct lc_peek k;
+    struct th_bridge_peek k;
     int reset = -1;
 
     (void)state;
@@ -292,16 +229,14 @@ static void test_flushing_delivers_all_to_a_slow_reader_then_eof(void **state)
         th_bridge_send_frame(p.b.app_fd, msg, LC_FLUSH_SIZE);
     }
     assert_int_equal(shutdown(p.b.app_fd, SHUT_WR), 0);
-    assert_true(lc_wait_ended(&p.b, TH_BRIDGE_END_MS)); /* b: HALF_CLOSED, sent, closed */
+    assert_true(th_bridge_wait_ended(&p.b, TH_BRIDGE_END_MS)); /* b: HALF_CLOSED, sent, closed */
     assert_int_equal(p.b.end_err, 0);
     assert_true(th_bridge_wait_closed(p.b.app_fd, TH_BRIDGE_END_MS, &reset) >= 0);
     assert_int_equal(reset, 0);
     assert_false(lc_reset_seen(p.b.app_fd, 100)); /* an orderly end: FIN, no RST */
-    assert_true(lc_wait_state(&p, &p.a, BRIDGE_FLUSHING, 5000));
-    usleep(100000);
-    k = lc_peek(&p, &p.a);
+    assert_true(th_bridge_wait_state(&p, &p.a, BRIDGE_FLUSHING, 5000));
+    k = th_bridge_peek(&p, &p.a); /* the close's turn is over: the reader is what it waits for */
     print_message("# a is flushing with %zu bytes the program has not taken\n", k.queued);
-    assert_false(k.ended);
     assert_int_equal(k.state, BRIDGE_FLUSHING);
     assert_true(k.queued > 0);
 
@@ -313,7 +248,7 @@ static void test_flushing_delivers_all_to_a_slow_reader_then_eof(void **state)
     }
     assert_true(th_bridge_wait_closed(p.a.app_fd, TH_BRIDGE_END_MS, &reset) >= 0);
     assert_int_equal(reset, 0); /* EOF after the last byte */
-    assert_true(lc_wait_ended(&p.a, TH_BRIDGE_END_MS));
+    assert_true(th_bridge_wait_ended(&p.a, TH_BRIDGE_END_MS));
     assert_int_equal(p.a.end_err, -ECONNRESET);
     lc_assert_reason(&p.a, "every byte it sent was delivered");
     free(msg);
@@ -367,8 +302,8 @@ static void test_held_messages_wait_for_the_delivered_messages_end(void **state)
     lc_fill(want, 30, 2); /* then the channel's */
     assert_int_equal(th_bridge_recv_frame(p.a.app_fd, got, sizeof(got), 5000), 30);
     assert_memory_equal(got, want, 30);
-    assert_int_equal(lc_peek(&p, &p.a).deliver, BRIDGE_DELIVER_IDLE);
-    assert_int_equal(lc_peek(&p, &p.a).state, BRIDGE_OPEN);
+    assert_int_equal(th_bridge_peek(&p, &p.a).deliver, BRIDGE_DELIVER_IDLE);
+    assert_int_equal(th_bridge_peek(&p, &p.a).state, BRIDGE_OPEN);
     th_bridge_teardown(&p);
 }
 
@@ -414,17 +349,17 @@ static void test_failure_mid_message_resets_the_tcp_stream(void **state)
     w.fd = p.a.app_fd;
     assert_int_equal(pthread_create(&t, NULL, lc_write_big, &w), 0);
     end = sd_now_ms() + 5000;
-    while (lc_peek(&p, &p.b).deliver != BRIDGE_DELIVER_STREAM && sd_now_ms() < end)
+    while (th_bridge_peek(&p, &p.b).deliver != BRIDGE_DELIVER_STREAM && sd_now_ms() < end)
         usleep(2000);
-    assert_int_equal(lc_peek(&p, &p.b).deliver, BRIDGE_DELIVER_STREAM);
-    assert_int_equal(lc_peek(&p, &p.b).state, BRIDGE_OPEN);
+    assert_int_equal(th_bridge_peek(&p, &p.b).deliver, BRIDGE_DELIVER_STREAM);
+    assert_int_equal(th_bridge_peek(&p, &p.b).state, BRIDGE_OPEN);
 
     qp_fd = th_bridge_accepted_socket(&p);
     assert_true(qp_fd >= 0);
     assert_int_equal(shutdown(qp_fd, SHUT_RDWR), 0); /* the wire dies under a */
     assert_true(th_bridge_wait_closed(p.b.app_fd, TH_BRIDGE_END_MS, &reset) >= 0);
     assert_true(reset == 1 || lc_reset_seen(p.b.app_fd, 1000)); /* RST (after a FIN) */
-    assert_true(lc_wait_ended(&p.b, TH_BRIDGE_END_MS));
+    assert_true(th_bridge_wait_ended(&p.b, TH_BRIDGE_END_MS));
     print_message("# b: %s\n", p.b.reason);
     assert_true(p.b.end_err < 0);
     assert_null(strstr(p.b.reason, "in order"));
@@ -484,7 +419,7 @@ static void test_an_illegal_transition_is_refused_and_fails_the_bridge(void **st
     assert_non_null(strstr(log, "OPEN -> DISCONNECTING"));
     assert_non_null(strstr(log, "FAILED -> OPEN"));
 
-    assert_true(lc_wait_ended(&p.a, TH_BRIDGE_END_MS));
+    assert_true(th_bridge_wait_ended(&p.a, TH_BRIDGE_END_MS));
     assert_int_equal(p.a.end_err, -EINVAL);
     lc_assert_reason(&p.a, "OPEN -> DISCONNECTING refused");
     assert_true(th_bridge_wait_closed(p.a.app_fd, TH_BRIDGE_END_MS, NULL) >= 0);

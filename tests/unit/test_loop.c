@@ -9,7 +9,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -350,11 +353,13 @@ static void test_stop_from_other_thread(void **state)
 /* Another thread's turn: while it is in, the loop dispatches nothing (an fd made
  * readable meanwhile is only seen once it leaves); its leave runs the prepare hooks on
  * that thread and wakes the sleeping loop for a timer armed inside, due before the loop
- * would wake by itself (here after 3 s, since nothing else happens). */
+ * would wake by itself (here after 3 s, since nothing else happens). Where the loop
+ * thread is (asleep in epoll_wait, or stopped at the turn's lock) is read from /proc. */
 struct turn_state {
     struct sd_loop *loop;
     int pipe[2];
     pthread_t taker;
+    long loop_tid;
     int fd_calls, fd_calls_while_in, timer_fired, prepares_on_taker, stop;
     uint64_t armed_at, fired_at;
     int in;                     /* the other thread is between enter and leave */
@@ -390,21 +395,55 @@ static int turn_prepare_cb(void *ctx)
     return 0;
 }
 
+/* Whether thread tid of this process is in system call a or b within 5 s. */
+static int turn_in_syscall(long tid, long a, long b)
+{
+    char path[64], line[128] = "";
+    uint64_t end = sd_now_ms() + 5000;
+
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+    do {
+        FILE *f = fopen(path, "r");
+        char *rest;
+        long nr;
+
+        assert_non_null(f);
+        if (!fgets(line, sizeof(line), f))
+            line[0] = '\0';
+        fclose(f);
+        nr = strtol(line, &rest, 10);
+        if (rest != line && (nr == a || nr == b))
+            return 1;
+        usleep(1000);
+    } while (sd_now_ms() < end);
+    print_message("# thread %ld: %s", tid, line);
+    return 0;
+}
+
+#ifdef SYS_epoll_wait
+#define TURN_EPOLL_WAIT SYS_epoll_wait
+#else
+#define TURN_EPOLL_WAIT SYS_epoll_pwait
+#endif
+
 static void *turn_taker(void *arg)
 {
     struct turn_state *s = arg;
 
     s->taker = pthread_self();
-    usleep(20000); /* the loop sleeps */
+    assert_true(turn_in_syscall(s->loop_tid, TURN_EPOLL_WAIT, SYS_epoll_pwait)); /* asleep */
     sd_loop_enter(s->loop);
     __atomic_store_n(&s->in, 1, __ATOMIC_SEQ_CST);
     assert_int_equal(write(s->pipe[1], "x", 1), 1);
-    usleep(30000); /* the fd is readable all this time: the loop must not run its callback */
+    /* The loop woke for the readable fd and stops at the lock this thread holds: it must
+     * not run the fd's callback before the leave. */
+    assert_true(turn_in_syscall(s->loop_tid, SYS_futex, SYS_futex));
     __atomic_store_n(&s->in, 0, __ATOMIC_SEQ_CST);
     sd_loop_leave(s->loop);
     while (__atomic_load_n(&s->fd_calls, __ATOMIC_SEQ_CST) == 0)
         usleep(1000);
-    usleep(20000); /* the loop sleeps again, with no timer */
+    /* asleep again, with no timer */
+    assert_true(turn_in_syscall(s->loop_tid, TURN_EPOLL_WAIT, SYS_epoll_pwait));
     sd_loop_enter(s->loop);
     s->armed_at = sd_now_ms();
     assert_true(sd_loop_add_timer(s->loop, s->armed_at, turn_timer_cb, s) > 0);
@@ -414,7 +453,7 @@ static void *turn_taker(void *arg)
 
 static void test_another_threads_turn(void **state)
 {
-    struct turn_state s = { .loop = sd_loop_new() };
+    struct turn_state s = { .loop = sd_loop_new(), .loop_tid = syscall(SYS_gettid) };
     pthread_t t;
     uint64_t end = sd_now_ms() + 5000;
 

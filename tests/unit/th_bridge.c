@@ -145,6 +145,8 @@ void th_bridge_setup(struct th_bridge_pair *p, int tcp_b, const struct smbd_brid
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
     p->a.app_fd = sa[0];
     p->b.app_fd = sb[0];
+    p->a.stream_fd = sa[1];
+    p->b.stream_fd = sb[1];
     p->a.bridge = smbd_bridge_start(p->loop, p->passive, sa[1], oa, th_on_end, &p->a);
     p->b.bridge = smbd_bridge_start(p->loop, p->active, sb[1], ob, th_on_end, &p->b);
     assert_non_null(p->a.bridge);

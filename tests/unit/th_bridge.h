@@ -19,6 +19,7 @@
 
 struct th_bridge_side {
     int app_fd;                /* the test's end of the stream */
+    int stream_fd;             /* the bridge's end (its fd in the bridge's log lines) */
     struct smbd_bridge *bridge;
     uint64_t chan_mem_peak;    /* the bridge's channel buffers at most (at its end) */
     uint64_t rdma_ios;         /* channel READs + WRITEs it moved by RDMA (at its end) */

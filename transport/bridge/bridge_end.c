@@ -167,8 +167,8 @@ static void bridge_close_timeout_cb(void *ctx, uint64_t now)
     (void)now;
     b->close_timer = 0;
     if (b->state == BRIDGE_DISCONNECTING)
-        bridge_close(b, 0, "stream closed; SMB Direct disconnect not confirmed in %d ms",
-                     BRIDGE_CLOSE_MS);
+        bridge_close(b, 0, "stream closed; SMB Direct disconnect not confirmed in %u ms",
+                     (unsigned)b->close_ms);
 }
 
 /* Flushing: once every delivered byte is in the stream, it ends with EOF (TCP's FIN
@@ -232,7 +232,7 @@ void bridge_stream_eof(struct smbd_bridge *b)
     if (bridge_enter(b, b->state == BRIDGE_FINISHING ? BRIDGE_FINISHED : BRIDGE_HALF_CLOSED) < 0)
         return;
     if (b->role == BRIDGE_CHAN_CLIENT)
-        b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + BRIDGE_HALF_CLOSE_MS,
+        b->half_close_timer = sd_loop_add_timer(b->loop, sd_now_ms() + b->half_close_ms,
                                                 bridge_half_close_cb, b);
     if (bridge_framer_buffered(&b->in.framer) > 0)
         sd_debug("bridge fd %d: stream ended inside a message (%zu bytes dropped)", b->fd,
@@ -243,7 +243,7 @@ void bridge_stream_eof(struct smbd_bridge *b)
  * a TCP server still answers what it was asked before it closes, so the link stays up
  * (HALF_CLOSED) until every request the program sent has its final response written to
  * the stream. The program's full close (HUP), unreadable (encrypted) traffic past
- * BRIDGE_HALF_CLOSE_MS, or that bound itself (-> CLOSING) end the wait. */
+ * half_close_ms, or that bound itself (-> CLOSING) end the wait. */
 static int awaits_answers(const struct smbd_bridge *b)
 {
     if (b->state == BRIDGE_FINISHED) /* nobody reads answers: only the peer's RDMA must end */
@@ -265,7 +265,7 @@ void bridge_disconnect_when_done(struct smbd_bridge *b, uint64_t now)
     if (bridge_enter(b, BRIDGE_DISCONNECTING) < 0)
         return;
     smbd_conn_disconnect(b->conn);
-    b->close_timer = sd_loop_add_timer(b->loop, now + BRIDGE_CLOSE_MS, bridge_close_timeout_cb,
+    b->close_timer = sd_loop_add_timer(b->loop, now + b->close_ms, bridge_close_timeout_cb,
                                        b);
 }
 

@@ -24,11 +24,8 @@
 #define BRIDGE_READ_BUDGET   (4u << 20) /* stream bytes read per event, for fairness */
 #define BRIDGE_FLUSH         (64u << 10) /* gathered fragment bytes written at once */
 #define BRIDGE_DIRECT_MIN    (64u << 10) /* a fragment this large is written uncopied */
-#define BRIDGE_CLOSE_MS      2000       /* orderly disconnect after stream EOF */
 #define BRIDGE_CHAN_RETRY_MS 2          /* retry while a message waits for memory */
 #define BRIDGE_SEND_WAIT     BRIDGE_CHAN_WAIT /* bridge_send_message: no send buffers now */
-#define BRIDGE_HALF_CLOSE_MS 10000      /* after the program's SHUT_WR: the most we wait for
-                                           the answers to what it asked */
 #define BRIDGE_OUTQ_BASE     (64u << 10) /* output queue: first allocation */
 #define BRIDGE_OUTQ_IDLE     (256u << 10) /* ... and the most an idle queue keeps */
 #define BRIDGE_POLL_HOLD_MIN (256u << 10) /* channel I/O in flight from which the loop
@@ -47,15 +44,15 @@ typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int
  *   FINISHING      FINISHED       the stream read to the end of what it held (or its EOF)
  *                  FLUSHING       as from OPEN
  *   HALF_CLOSED    DISCONNECTING  sends out, and (client role) every request answered
- *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  CLOSING        half_close_ms passed
  *                  FINISHED       smbd_bridge_finish
  *                  FLUSHING       as from OPEN
  *   FINISHED       DISCONNECTING  sends out, and the peer's RDMA on channel buffers done
- *                  CLOSING        BRIDGE_HALF_CLOSE_MS passed
+ *                  CLOSING        half_close_ms passed
  *                  FLUSHING       as from OPEN
  *   CLOSING        DISCONNECTING  sends out
  *                  FLUSHING       as from OPEN
- *   DISCONNECTING  CLOSED         the link's orderly end, or BRIDGE_CLOSE_MS without it
+ *   DISCONNECTING  CLOSED         the link's orderly end, or close_ms without it
  *   FLUSHING       CLOSED         every delivered byte written, or the stream gone too
  *   any of these   FAILED         an error, smbd_bridge_stop, smbd_bridge_finish while
  *                                 FLUSHING, a refused change
@@ -70,10 +67,10 @@ enum bridge_state {
                              it holds, which then counts as its EOF */
     BRIDGE_HALF_CLOSED,   /* the stream ended: its answers are still delivered; the link
                              is disconnected once the sends are out and (client role)
-                             every request is answered, at most BRIDGE_HALF_CLOSE_MS */
+                             every request is answered, at most half_close_ms */
     BRIDGE_FINISHED,      /* the exiting program's stream ended: disconnected once the
                              sends are out and the peer no longer accesses channel buffers
-                             (nobody reads answers), at most BRIDGE_HALF_CLOSE_MS */
+                             (nobody reads answers), at most half_close_ms */
     BRIDGE_CLOSING,       /* the stream ended, the wait is over: disconnected once the
                              sends are out */
     BRIDGE_DISCONNECTING, /* the link is disconnecting in order */
@@ -147,8 +144,9 @@ struct smbd_bridge {
 
     /* The end (bridge_end.c). */
     struct smb2_pending pending; /* client role: the program's requests not answered yet */
-    int64_t half_close_timer; /* HALF_CLOSED, FINISHED: BRIDGE_HALF_CLOSE_MS */
-    int64_t close_timer;    /* DISCONNECTING: BRIDGE_CLOSE_MS */
+    uint32_t half_close_ms, close_ms; /* opts', or their defaults */
+    int64_t half_close_timer; /* HALF_CLOSED, FINISHED: half_close_ms */
+    int64_t close_timer;    /* DISCONNECTING: close_ms */
     int64_t end_timer;      /* the end, made at start far ahead (bridge_end_reserve) and
                                brought forward at CLOSED, FAILED: ending needs no memory */
     int end_err;            /* ... for on_end */

@@ -286,7 +286,12 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                .on_inline_io = opts ? opts->on_inline_io : NULL,
                                .on_request = opts ? opts->on_request : NULL,
                                .signing_key = opts ? opts->signing_key : NULL,
-                               .role = opts ? opts->channel : BRIDGE_CHAN_OFF };
+                               .role = opts ? opts->channel : BRIDGE_CHAN_OFF,
+                               .half_close_ms = opts && opts->half_close_ms
+                                                    ? opts->half_close_ms
+                                                    : SMBD_BRIDGE_HALF_CLOSE_MS,
+                               .close_ms = opts && opts->close_ms ? opts->close_ms
+                                                                  : SMBD_BRIDGE_CLOSE_MS };
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */
     bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);

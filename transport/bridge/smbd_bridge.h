@@ -50,7 +50,17 @@ struct smbd_bridge_opts {
      * of an SMB2 session on this connection (bridge_chan_host.signing_key): with it, a
      * signed session's large READ/WRITE use the channel too. */
     int (*signing_key)(void *ctx, uint64_t session_id, struct smb2_sign_key *key);
+    /* How long the bridge's end waits, in ms; 0: the default beside it. half_close_ms:
+     * after the stream's EOF (client role: the program's SHUT_WR), for the answers to what
+     * it asked, or, once the program is exiting, for the peer's RDMA on its channel
+     * buffers; then the link is disconnected anyway [SMBD_BRIDGE_HALF_CLOSE_MS]. close_ms:
+     * for the link's orderly disconnect to be confirmed; then the bridge ends without it
+     * [SMBD_BRIDGE_CLOSE_MS]. */
+    uint32_t half_close_ms, close_ms;
 };
+
+#define SMBD_BRIDGE_HALF_CLOSE_MS 10000u
+#define SMBD_BRIDGE_CLOSE_MS      2000u
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this
  * fails, returning NULL without calling on_end). on_end runs on the loop thread once,
@@ -68,7 +78,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
  * its last; once read, the stream counts as ended (EOF), and once sent the link is
  * disconnected in order and on_end follows. No answer is awaited (nobody will read it),
  * except while the peer may still access the program's channel buffers, at most
- * BRIDGE_HALF_CLOSE_MS; after the program's SHUT_WR this ends the wait for its answers.
+ * opts.half_close_ms; after the program's SHUT_WR this ends the wait for its answers.
  * While the bridge flushes what the peer delivered before it closed, the bridge fails
  * (nobody will read the rest). Loop thread. */
 void smbd_bridge_finish(struct smbd_bridge *b);
