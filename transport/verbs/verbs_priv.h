@@ -112,12 +112,36 @@ void sd_verbs_fill_result(struct sd_cm_result *r, struct rdma_cm_id *id, uint32_
                           uint32_t ord, const struct sd_verbs_cm_event *ev, size_t skip,
                           int legacy_le);
 
-/* verbs_qp.c */
+/* verbs_qp.c: making and destroying a connection's verbs objects */
 /* Builds the QP, CQ, completion channel and fd() set on a resolved (active) or
  * requested (passive) id; on success the qp owns ch and id. */
 struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *id, int *err);
+/* Adds fd to the epoll set epfd for input. 0, or -errno. */
+int sd_verbs_epoll_watch(int epfd, int fd);
+
+/* verbs_ring.c: a queue's work requests */
+#define SD_VERBS_RECV_TAG (1ull << 32) /* ibv wr_id = ring slot, plus this bit on the RQ */
+int sd_verbs_ring_init(struct sd_verbs_ring *r, uint32_t size);
+/* The slot the next posted request will use, or NULL when the queue is full. The
+ * slot is committed by sd_verbs_ring_commit once the request is posted. */
+struct sd_verbs_wr *sd_verbs_ring_next(struct sd_verbs_ring *r, uint32_t *index);
+void sd_verbs_ring_commit(struct sd_verbs_ring *r, uint32_t index);
+/* Retires the request in slot index (which must be busy) and deregisters its temporary
+ * iWARP read sink; returns a copy of it. */
+struct sd_verbs_wr sd_verbs_ring_retire(struct sd_verbs_ring *r, uint32_t index);
+/* Retires every busy slot (requests the device never flushed). */
+void sd_verbs_ring_drop(struct sd_verbs_ring *r);
+
+/* verbs_lost.c: the connection's loss */
 /* The connection is gone: move the QP to error so everything flushes. */
 void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why);
+/* A request failed with status. A port or device event names the loss (it often trails
+ * the first failed request: a network link gone down; for a status a link can cause, it
+ * is awaited up to LINK_SETTLE_MS, once per lost connection); else the loss takes the
+ * request's status, with the port's state when the port is not up. */
+void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status);
+/* Whether the wait for flushes after the loss is over (its timer fired). */
+int sd_verbs_flush_wait_over(struct sd_qp *qp);
 
 /* verbs_wc.c: pure mapping of verbs completions and access flags. */
 enum sd_wc_status sd_verbs_wc_status(enum ibv_wc_status s);
@@ -125,7 +149,10 @@ void sd_verbs_wc_fill(const struct ibv_wc *in, const struct sd_verbs_wr *wr, int
                       struct sd_wc *out);
 int sd_verbs_access_flags(int sd_access);
 
-/* The provider's entry points (types from provider.h), one file per concern. */
+/* The provider's entry points (types from provider.h), one file per concern: connect
+ * (verbs_cm.c), listen and accept (verbs_listen.c), reg_mr and dereg_mr (verbs_mem.c),
+ * the posts (verbs_post.c), fd, poll_events, progress and readable (verbs_events.c),
+ * poll_cq (verbs_cq.c), disconnect (verbs_lost.c), destroy (verbs_qp.c). */
 sd_connect_fn sd_verbs_connect;
 sd_listen_fn sd_verbs_listen;
 sd_listener_fd_fn sd_verbs_listener_fd;
