@@ -50,18 +50,19 @@ int sd_verbs_poll_cq(struct sd_qp *qp, struct sd_wc *wc, int max)
             break;
     }
     /* Requests the device never flushed: dropped (their temporary sinks deregistered). */
-    if (qp->lost && !qp->lost_reported && (qp->sq.count || qp->rq.count) && sd_verbs_flush_wait_over(qp)) {
+    if (qp->state == SD_VERBS_QP_FLUSHING && (qp->sq.count || qp->rq.count) &&
+        sd_verbs_flush_wait_over(qp)) {
         sd_warn("verbs: %u send and %u receive requests never flushed within %d ms of the loss; "
                 "reporting it without them", qp->sq.count, qp->rq.count, SD_VERBS_FLUSH_WAIT_MS);
         sd_verbs_ring_drop(&qp->sq);
         sd_verbs_ring_drop(&qp->rq);
     }
     /* MS-SMBD 3.1.7.1: after every request has flushed, report the loss once. */
-    if (n < max && qp->lost && !qp->lost_reported && qp->sq.count == 0 && qp->rq.count == 0) {
+    if (n < max && qp->state == SD_VERBS_QP_FLUSHING && qp->sq.count == 0 && qp->rq.count == 0) {
         memset(&wc[n], 0, sizeof(wc[n]));
         wc[n].opcode = SD_WC_CONN_LOST;
         wc[n].status = qp->lost_cause;
-        qp->lost_reported = 1;
+        sd_verbs_qp_enter(qp, SD_VERBS_QP_LOST);
         n++;
     }
     return n;

@@ -48,10 +48,11 @@ int sd_verbs_flush_wait_over(struct sd_qp *qp)
 void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why)
 {
     struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+    int was_connected = qp->state == SD_VERBS_QP_CONNECTED;
 
-    if (qp->lost)
+    if (sd_verbs_qp_lost(qp))
         return;
-    qp->lost = 1;
+    sd_verbs_qp_enter(qp, SD_VERBS_QP_FLUSHING);
     qp->lost_cause = cause;
     if (cause == SD_WC_FLUSHED)
         sd_info("verbs: connection lost: %s", why);
@@ -59,9 +60,8 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
         sd_warn("verbs: connection lost: %s", why);
     /* Tell the peer at once: on InfiniBand/RoCE a failed request (e.g. a Send the
      * peer had no receive for) breaks only our QP, the peer would never notice. */
-    if (qp->connected && rdma_disconnect(qp->id))
+    if (was_connected && rdma_disconnect(qp->id))
         sd_debug("verbs: rdma_disconnect: %s", strerror(errno));
-    qp->connected = 0;
     /* The error state flushes every outstanding request (IBTA 10.3.1). */
     if (qp->id && qp->id->qp && ibv_modify_qp(qp->id->qp, &attr, IBV_QP_STATE))
         sd_warn("verbs: moving the QP to error failed: %s", strerror(errno));
@@ -85,7 +85,7 @@ void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status)
 
     for (int waited = 0;; waited += LINK_SETTLE_STEP_MS) {
         sd_verbs_async_progress(qp, 1);
-        if (qp->lost)
+        if (sd_verbs_qp_lost(qp))
             return;
         up = !(qp->id->verbs && ibv_query_port(qp->id->verbs, qp->id->port_num, &port) == 0 &&
                port.state != IBV_PORT_ACTIVE);

@@ -10,7 +10,7 @@
 
 static int check_postable(struct sd_qp *qp)
 {
-    return qp->lost ? -ENOTCONN : 0;
+    return sd_verbs_qp_lost(qp) ? -ENOTCONN : 0;
 }
 
 /* provider.h: a local SGE must lie inside its registration; refused at post time

@@ -41,7 +41,31 @@ struct sd_verbs_ring {
     uint32_t size, head, span, count; /* count: busy slots */
 };
 
+/* Where a verbs connection is in its life. Every change goes through sd_verbs_qp_enter
+ * (verbs_state.c), which refuses one this table does not list: that is a bug, logged as
+ * an error, and the state stays.
+ *
+ *   from        to          when
+ *   CONNECTING  CONNECTED   ESTABLISHED (rdma_connect's, or rdma_accept's)
+ *               FLUSHING    a loss before it: the accept failed, a device event
+ *   CONNECTED   FLUSHING    a loss: the peer disconnected, a request failed, a CM or
+ *                           device event, the CQ failed, a local disconnect
+ *   FLUSHING    LOST        every request flushed (or SD_VERBS_FLUSH_WAIT_MS passed):
+ *                           poll_cq reports CONN_LOST
+ *   LOST                    final
+ *
+ * Requests may be posted while CONNECTING and CONNECTED (a passive side posts its
+ * receives before it accepts); only CONNECTED is disconnected from the peer. */
+enum sd_verbs_qp_state {
+    SD_VERBS_QP_CONNECTING, /* made on a resolved or requested id, not established yet */
+    SD_VERBS_QP_CONNECTED,  /* ESTABLISHED seen and no disconnect started */
+    SD_VERBS_QP_FLUSHING,   /* lost: the QP is in its error state, requests flush */
+    SD_VERBS_QP_LOST,       /* CONN_LOST reported */
+    SD_VERBS_QP_STATES
+};
+
 struct sd_qp {
+    enum sd_verbs_qp_state state; /* changed only by sd_verbs_qp_enter */
     struct rdma_event_channel *cm_channel;
     struct rdma_cm_id *id;
     struct ibv_pd *pd;
@@ -52,9 +76,6 @@ struct sd_qp {
     int wake_fd;   /* eventfd: readable while CONN_LOST waits to be polled */
     int events_hinted;  /* the owner reports epoll_fd's readiness (sd_verbs_readable) */
     int events_drained; /* progress() read what was ready since the last report */
-    int connected; /* ESTABLISHED seen and no disconnect started */
-    int lost;      /* connection gone: everything flushes, then CONN_LOST */
-    int lost_reported;
     int flush_timer_fd;  /* timerfd in epoll_fd: SD_VERBS_FLUSH_WAIT_MS after the loss */
     enum sd_wc_status lost_cause; /* CONN_LOST's status: the first error, else FLUSHED */
     uint32_t max_sge;
@@ -142,6 +163,17 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
 void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status);
 /* Whether the wait for flushes after the loss is over (its timer fired). */
 int sd_verbs_flush_wait_over(struct sd_qp *qp);
+
+/* verbs_state.c: the connection's life (enum sd_verbs_qp_state), no I/O */
+/* The one way qp->state changes: 0, or -1 when the table beside enum sd_verbs_qp_state
+ * does not allow it (logged as an error; the state stays). */
+int sd_verbs_qp_enter(struct sd_qp *qp, enum sd_verbs_qp_state to);
+const char *sd_verbs_qp_state_name(enum sd_verbs_qp_state s);
+/* Whether the connection is lost (FLUSHING, LOST): nothing more may be posted. */
+static inline int sd_verbs_qp_lost(const struct sd_qp *qp)
+{
+    return qp->state == SD_VERBS_QP_FLUSHING || qp->state == SD_VERBS_QP_LOST;
+}
 
 /* verbs_wc.c: pure mapping of verbs completions and access flags. */
 enum sd_wc_status sd_verbs_wc_status(enum ibv_wc_status s);

@@ -113,6 +113,7 @@ struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *
     }
     qp->cm_channel = ch;
     qp->id = id;
+    qp->state = SD_VERBS_QP_CONNECTING;
     qp->epoll_fd = qp->wake_fd = qp->flush_timer_fd = -1;
     *err = setup_qp(qp);
     if (*err) {
@@ -129,7 +130,7 @@ void sd_verbs_destroy(struct sd_qp *qp)
 {
     if (!qp)
         return;
-    if (qp->connected)
+    if (qp->state == SD_VERBS_QP_CONNECTED)
         rdma_disconnect(qp->id);
     release_qp_resources(qp);
     rdma_destroy_id(qp->id);
