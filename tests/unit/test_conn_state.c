@@ -26,22 +26,9 @@
 
 #define MIB (1u << 20)
 
-static const char *state_name(int s)
+static int enter(void *c, int to)
 {
-    return smbd_state_name((enum smbd_state)s);
-}
-
-static int enter(int from, int to, int *now)
-{
-    struct smbd_conn *c = calloc(1, sizeof(*c));
-    int rc;
-
-    assert_non_null(c);
-    c->state = (enum smbd_state)from;
-    rc = smbd_enter_state(c, (enum smbd_state)to);
-    *now = (int)c->state;
-    free(c);
-    return rc;
+    return smbd_enter_state(c, (enum smbd_state)to);
 }
 
 /* The table of smbd_conn_int.h, written out again. */
@@ -66,9 +53,9 @@ static const struct th_fsm_change smbd_allowed[] = {
 
 static void test_every_change_allowed_or_refused(void **state)
 {
-    const struct th_fsm f = { .states = SMBD_ST_STATES, .name = state_name, .enter = enter,
-                              .allowed = smbd_allowed,
-                              .nallowed = sizeof(smbd_allowed) / sizeof(smbd_allowed[0]) };
+    const struct th_fsm f = { &smbd_state_fsm, sizeof(struct smbd_conn),
+                              offsetof(struct smbd_conn, state), enter, smbd_allowed,
+                              sizeof(smbd_allowed) / sizeof(smbd_allowed[0]) };
 
     (void)state;
     th_fsm_check(&f);
@@ -85,7 +72,7 @@ struct cs_trail {
 static void cs_begin(struct cs_trail *t, const struct smbd_conn *c)
 {
     t->last = (int)c->state;
-    snprintf(t->names, sizeof(t->names), "%s", smbd_state_name(c->state));
+    snprintf(t->names, sizeof(t->names), "%s", sd_fsm_name(&smbd_state_fsm, c->state));
 }
 
 static void cs_note(struct cs_trail *t, const struct smbd_conn *c)
@@ -95,7 +82,7 @@ static void cs_note(struct cs_trail *t, const struct smbd_conn *c)
     if ((int)c->state == t->last)
         return;
     t->last = (int)c->state;
-    snprintf(t->names + n, sizeof(t->names) - n, " %s", smbd_state_name(c->state));
+    snprintf(t->names + n, sizeof(t->names) - n, " %s", sd_fsm_name(&smbd_state_fsm, c->state));
 }
 
 /* Runs a and b (b may have no peer: a NULL) one completion of b at a time until nothing
@@ -122,48 +109,87 @@ static void cs_send(struct th_end *e, size_t len)
     smbd_conn_send(e->conn, &iov, 1, 0);
 }
 
-static void test_disconnect_drains_the_send_in_flight(void **state)
-{
-    struct th_end a, b;
-    struct cs_trail t;
+/* One change of an established connection b (its peer a) and the states it passes. */
+struct cs_case {
+    const char *what;
+    void (*act)(struct th_end *b, struct cs_trail *t);
+    const char *trail;
+    int term_err;
+    int peer_closed;
+};
 
-    (void)state;
-    th_pair_establish(&a, &b, NULL, NULL, 1);
-    cs_begin(&t, b.conn);
-    cs_send(&b, 100); /* its one fragment ends a burst: signaled */
-    smbd_conn_disconnect(b.conn);
-    cs_note(&t, b.conn);
-    assert_int_equal(fake_disconnects(b.qp), 0);
-    cs_settle(&a, &b, &t);
-    assert_string_equal(t.names, "RUNNING DRAINING DISCONNECTING TERMINATED");
-    assert_int_equal(fake_disconnects(b.qp), 1);
-    assert_int_equal(b.terminated_calls, 1);
-    assert_int_equal(b.term_err, 0);
-    assert_int_equal(a.delivered, 1);
-    th_end_free(&a);
-    th_end_free(&b);
+static void act_disconnect_after_send(struct th_end *b, struct cs_trail *t)
+{
+    cs_send(b, 100); /* its one fragment ends a burst: signaled */
+    smbd_conn_disconnect(b->conn);
+    cs_note(t, b->conn);
+    assert_int_equal(fake_disconnects(b->qp), 0); /* not while the Send is in flight */
 }
 
-static void test_disconnect_with_nothing_in_flight(void **state)
+static void act_disconnect(struct th_end *b, struct cs_trail *t)
 {
-    struct th_end a, b;
-    struct cs_trail t;
+    (void)t;
+    smbd_conn_disconnect(b->conn);
+}
 
+static void act_peer_close(struct th_end *b, struct cs_trail *t)
+{
+    (void)t;
+    fake_break(b->qp, SD_WC_FLUSHED);
+}
+
+static void act_failure(struct th_end *b, struct cs_trail *t)
+{
+    (void)t;
+    cs_send(b, 100);
+    fake_break(b->qp, SD_WC_FATAL);
+}
+
+/* A post that finds the provider's connection gone stops the sends, the connection still
+ * runs; the provider's CONN_LOST ends it. */
+static void act_provider_gone(struct th_end *b, struct cs_trail *t)
+{
+    fake_fail_post_send(b->qp, -ENOTCONN);
+    cs_send(b, 100);
+    cs_note(t, b->conn);
+    assert_int_equal(b->terminated_calls, 0);
+    assert_true(smbd_conn_is_established(b->conn));
+    fake_break(b->qp, SD_WC_FLUSHED);
+}
+
+static const struct cs_case cs_cases[] = {
+    { "disconnect with a Send in flight", act_disconnect_after_send,
+      "RUNNING DRAINING DISCONNECTING TERMINATED", 0, 0 },
+    { "disconnect with nothing in flight", act_disconnect, "RUNNING DISCONNECTING TERMINATED",
+      0, 0 },
+    { "the peer's orderly close", act_peer_close, "RUNNING PEER_CLOSED", -ECONNRESET, 1 },
+    { "a failure", act_failure, "RUNNING TERMINATED", -ECONNRESET, 0 },
+    { "the provider gone", act_provider_gone, "RUNNING PROVIDER_GONE PEER_CLOSED", -ECONNRESET,
+      1 },
+};
+
+static void test_established_ends(void **state)
+{
     (void)state;
-    th_pair_establish(&a, &b, NULL, NULL, 2);
-    cs_begin(&t, b.conn);
-    smbd_conn_disconnect(b.conn);
-    cs_note(&t, b.conn);
-    assert_int_equal(fake_disconnects(b.qp), 1);
-    cs_settle(&a, &b, &t);
-    assert_string_equal(t.names, "RUNNING DISCONNECTING TERMINATED");
-    assert_int_equal(b.term_err, 0);
-    assert_false(smbd_conn_peer_closed(b.conn));
-    /* the peer saw an orderly close */
-    assert_int_equal(a.terminated_calls, 1);
-    assert_true(smbd_conn_peer_closed(a.conn));
-    th_end_free(&a);
-    th_end_free(&b);
+    for (size_t i = 0; i < sizeof(cs_cases) / sizeof(cs_cases[0]); i++) {
+        const struct cs_case *k = &cs_cases[i];
+        struct th_end a, b;
+        struct cs_trail t;
+
+        th_pair_establish(&a, &b, NULL, NULL, i + 1);
+        cs_begin(&t, b.conn);
+        k->act(&b, &t);
+        cs_settle(&a, &b, &t);
+        if (strcmp(t.names, k->trail) != 0)
+            fail_msg("%s: states %s, not %s", k->what, t.names, k->trail);
+        assert_int_equal(b.terminated_calls, 1);
+        assert_int_equal(b.term_err, k->term_err);
+        assert_int_equal(smbd_conn_peer_closed(b.conn), k->peer_closed);
+        assert_int_equal(fake_disconnects(b.qp), 1);
+        assert_int_equal(a.terminated_calls, 1);
+        th_end_free(&a);
+        th_end_free(&b);
+    }
 }
 
 static void test_disconnect_unstarted(void **state)
@@ -178,65 +204,6 @@ static void test_disconnect_unstarted(void **state)
     assert_int_equal(fake_disconnects(e.qp), 1);
     assert_int_equal(smbd_conn_start(e.conn, 0), -EALREADY);
     th_end_free(&e);
-}
-
-static void test_peer_closes_in_order(void **state)
-{
-    struct th_end a, b;
-    struct cs_trail t;
-
-    (void)state;
-    th_pair_establish(&a, &b, NULL, NULL, 4);
-    cs_begin(&t, b.conn);
-    fake_break(b.qp, SD_WC_FLUSHED);
-    cs_settle(&a, &b, &t);
-    assert_string_equal(t.names, "RUNNING PEER_CLOSED");
-    assert_true(smbd_conn_peer_closed(b.conn));
-    assert_true(smbd_conn_is_terminated(b.conn));
-    assert_int_equal(b.term_err, -ECONNRESET);
-    th_end_free(&a);
-    th_end_free(&b);
-}
-
-static void test_failure_terminates(void **state)
-{
-    struct th_end a, b;
-    struct cs_trail t;
-
-    (void)state;
-    th_pair_establish(&a, &b, NULL, NULL, 5);
-    cs_begin(&t, b.conn);
-    cs_send(&b, 100);
-    fake_break(b.qp, SD_WC_FATAL);
-    cs_settle(&a, &b, &t);
-    assert_string_equal(t.names, "RUNNING TERMINATED");
-    assert_false(smbd_conn_peer_closed(b.conn));
-    assert_int_equal(b.terminated_calls, 1);
-    th_end_free(&a);
-    th_end_free(&b);
-}
-
-/* A post that finds the provider's connection gone stops the sends; its CONN_LOST
- * ends the connection. */
-static void test_provider_gone_then_its_conn_lost(void **state)
-{
-    struct th_end a, b;
-    struct cs_trail t;
-
-    (void)state;
-    th_pair_establish(&a, &b, NULL, NULL, 6);
-    cs_begin(&t, b.conn);
-    fake_fail_post_send(b.qp, -ENOTCONN);
-    cs_send(&b, 100);
-    cs_note(&t, b.conn);
-    assert_int_equal(b.terminated_calls, 0);
-    assert_true(smbd_conn_is_established(b.conn)); /* running until the provider says */
-    fake_break(b.qp, SD_WC_FLUSHED);
-    cs_settle(&a, &b, &t);
-    assert_string_equal(t.names, "RUNNING PROVIDER_GONE PEER_CLOSED");
-    assert_int_equal(b.terminated_calls, 1);
-    th_end_free(&a);
-    th_end_free(&b);
 }
 
 /* 3.1.5.6: the refusal goes out before the provider disconnects. */
@@ -268,12 +235,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_change_allowed_or_refused),
-        cmocka_unit_test(test_disconnect_drains_the_send_in_flight),
-        cmocka_unit_test(test_disconnect_with_nothing_in_flight),
+        cmocka_unit_test(test_established_ends),
         cmocka_unit_test(test_disconnect_unstarted),
-        cmocka_unit_test(test_peer_closes_in_order),
-        cmocka_unit_test(test_failure_terminates),
-        cmocka_unit_test(test_provider_gone_then_its_conn_lost),
         cmocka_unit_test(test_refusal_disconnects_once_sent),
     };
 

@@ -14,21 +14,9 @@
 #include "th_fsm.h"
 #include "verbs/verbs_priv.h"
 
-static const char *state_name(int s)
+static int enter(void *qp, int to)
 {
-    return sd_verbs_qp_state_name((enum sd_verbs_qp_state)s);
-}
-
-static int enter(int from, int to, int *now)
-{
-    struct sd_qp qp;
-    int rc;
-
-    memset(&qp, 0, sizeof(qp));
-    qp.state = (enum sd_verbs_qp_state)from;
-    rc = sd_verbs_qp_enter(&qp, (enum sd_verbs_qp_state)to);
-    *now = (int)qp.state;
-    return rc;
+    return sd_verbs_qp_enter(qp, (enum sd_verbs_qp_state)to);
 }
 
 /* The table of verbs_priv.h, written out again. */
@@ -41,9 +29,9 @@ static const struct th_fsm_change verbs_allowed[] = {
 
 static void test_every_change_allowed_or_refused(void **state)
 {
-    const struct th_fsm f = { .states = SD_VERBS_QP_STATES, .name = state_name, .enter = enter,
-                              .allowed = verbs_allowed,
-                              .nallowed = sizeof(verbs_allowed) / sizeof(verbs_allowed[0]) };
+    const struct th_fsm f = { &sd_verbs_qp_fsm, sizeof(struct sd_qp), offsetof(struct sd_qp, state),
+                              enter, verbs_allowed,
+                              sizeof(verbs_allowed) / sizeof(verbs_allowed[0]) };
 
     (void)state;
     th_fsm_check(&f);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "sd_fsm.h"
 #include "smbd_conn.h"
 #include "smbd_wire.h"
 
@@ -207,7 +208,7 @@ static inline int smbd_is_terminated(const struct smbd_conn *c)
 /* The one way c->state changes: 0, or -1 when the table beside enum smbd_state does not
  * allow it (logged as an error; the state stays). */
 int smbd_enter_state(struct smbd_conn *c, enum smbd_state to);
-const char *smbd_state_name(enum smbd_state s);
+extern const struct sd_fsm smbd_state_fsm; /* the table and the states' names */
 
 /* smbd_conn.c */
 /* Asks the provider for its orderly disconnect (counted in provider_requests). */

@@ -8,6 +8,7 @@
 
 #include "iwarp_wire.h"
 #include "provider.h"
+#include "sd_fsm.h"
 
 #include <sys/uio.h>
 
@@ -236,7 +237,7 @@ enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, si
 /* The one way qp->state changes: 0, or -1 when the table beside enum sd_soft_qp_state
  * does not allow it (logged as an error; the state stays). */
 int sd_soft_qp_enter(struct sd_qp *qp, enum sd_soft_qp_state to);
-const char *sd_soft_qp_state_name(enum sd_soft_qp_state s);
+extern const struct sd_fsm sd_soft_qp_fsm; /* the table and the states' names */
 /* Whether the connection is up (RTS): it posts, transmits and parses. */
 static inline int sd_soft_qp_up(const struct sd_qp *qp)
 {

@@ -10,6 +10,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "provider.h"
+#include "sd_fsm.h"
 
 #define SD_VERBS_QUEUE_DEPTH 1024 /* send and receive work requests, before device caps */
 #define SD_VERBS_MAX_SGE 4
@@ -168,7 +169,7 @@ int sd_verbs_flush_wait_over(struct sd_qp *qp);
 /* The one way qp->state changes: 0, or -1 when the table beside enum sd_verbs_qp_state
  * does not allow it (logged as an error; the state stays). */
 int sd_verbs_qp_enter(struct sd_qp *qp, enum sd_verbs_qp_state to);
-const char *sd_verbs_qp_state_name(enum sd_verbs_qp_state s);
+extern const struct sd_fsm sd_verbs_qp_fsm; /* the table and the states' names */
 /* Whether the connection is lost (FLUSHING, LOST): nothing more may be posted. */
 static inline int sd_verbs_qp_lost(const struct sd_qp *qp)
 {
