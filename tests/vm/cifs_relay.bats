@@ -73,7 +73,7 @@ relay_channel_copy() {
 # locally and fast-registers the same MR again for its next I/O, so a response without Send with
 # Invalidate breaks its QP on siw ("siw: fastreg: STag ... already valid", "QP fatal error",
 # "register_mr_done status=2"), after which cifsd hangs in its reconnect. So the relay on verbs
-# answers with Send with Invalidate too (transport/verbs/verbs_qp.c puts the STag where
+# answers with Send with Invalidate too (transport/verbs/verbs_post.c puts the STag where
 # rdma-core's siw provider reads it).
 @test "kernel cifs -o rdma, default I/O (RDMA read/write channel) -> relay (verbs on siw) -> Samba: 64 MiB both ways" {
     relay_channel_copy rdma "cifs.ko RDMA-channel I/O -> relay verbs/siw -> Samba"

@@ -115,7 +115,7 @@ int smbd_conn_start(struct smbd_conn *c, uint64_t now_ms)
 
     if (c->state != SMBD_ST_NEW)
         return -EALREADY;
-    c->state = SMBD_ST_RUNNING;
+    smbd_enter_state(c, SMBD_ST_RUNNING);
     c->negotiate_deadline = now_ms + c->cfg.negotiate_timeout_ms; /* 3.1.2.1 */
     err = smbd_send_pool_init(c);
     if (!err)
@@ -150,19 +150,19 @@ void smbd_provider_disconnect(struct smbd_conn *c)
     c->ops->disconnect(c->qp);
 }
 
-void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
+static void terminate(struct smbd_conn *c, enum smbd_state to, int err, const char *fmt,
+                      va_list ap)
 {
     char reason[256];
-    int was_disconnecting = c->state == SMBD_ST_DISCONNECTING;
-    va_list ap;
+    int was_disconnecting = c->state == SMBD_ST_DRAINING || c->state == SMBD_ST_DISCONNECTING;
 
-    if (c->state == SMBD_ST_TERMINATED)
+    if (smbd_is_terminated(c))
         return;
-    c->state = SMBD_ST_TERMINATED;
-    va_start(ap, fmt);
+    /* A refused change (a bug, logged) still ends the connection. */
+    if (smbd_enter_state(c, to) != 0 && smbd_enter_state(c, SMBD_ST_TERMINATED) != 0)
+        return;
     vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
-    if (err && c->provider_end != SMBD_END_PEER_CLOSED)
+    if (err && c->state != SMBD_ST_PEER_CLOSED)
         sd_warn("smbd: connection terminated (%s): %s", strerror(-err), reason);
     else
         sd_info("smbd: connection closed: %s", reason);
@@ -170,10 +170,28 @@ void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
     /* A failure Negotiate Response is flushed first (3.1.5.3), then disconnected. */
-    if (!was_disconnecting && c->deferred_disconnect != SMBD_DISC_AFTER_REFUSAL)
+    if (!was_disconnecting && c->state != SMBD_ST_REFUSING)
         smbd_provider_disconnect(c);
     if (c->upper.terminated)
         c->upper.terminated(c->ctx, err, reason);
+}
+
+void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    terminate(c, SMBD_ST_TERMINATED, err, fmt, ap);
+    va_end(ap);
+}
+
+void smbd_terminate_as(struct smbd_conn *c, enum smbd_state to, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    terminate(c, to, err, fmt, ap);
+    va_end(ap);
 }
 
 void smbd_become_established(struct smbd_conn *c, uint64_t now_ms)
@@ -198,7 +216,7 @@ static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
 {
     /* Unsignaled sends never complete on success: everything is back now. */
     smbd_fifo_release(c, &c->in_flight);
-    if (c->state == SMBD_ST_DISCONNECTING) {
+    if (c->state == SMBD_ST_DRAINING || c->state == SMBD_ST_DISCONNECTING) {
         smbd_terminate(c, 0, "local disconnect");
     } else if ((cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) && c->reasm_active) {
         /* Not an ordinary end: the message it started can never be completed. */
@@ -206,8 +224,9 @@ static void on_conn_lost(struct smbd_conn *c, enum sd_wc_status cause)
                        "a fragmented message still to come (MS-SMBD 3.1.5.8, 3.1.7.1)",
                        (unsigned)c->reasm_remaining);
     } else if (cause == SD_WC_FLUSHED || cause == SD_WC_SUCCESS) {
-        c->provider_end = SMBD_END_PEER_CLOSED; /* an ordinary end of an SMB Direct session */
-        smbd_terminate(c, -ECONNRESET, "the peer closed the RDMA connection (MS-SMBD 3.1.7.1)");
+        /* an ordinary end of an SMB Direct session */
+        smbd_terminate_as(c, SMBD_ST_PEER_CLOSED, -ECONNRESET,
+                          "the peer closed the RDMA connection (MS-SMBD 3.1.7.1)");
     } else {
         smbd_terminate(c, -ECONNRESET, "the RDMA connection was lost: %s (MS-SMBD 3.1.7.1)",
                        sd_wc_status_str(cause));
@@ -235,9 +254,8 @@ void smbd_conn_on_completion(struct smbd_conn *c, const struct sd_wc *wc, uint64
 
 void smbd_conn_disconnect(struct smbd_conn *c)
 {
-    if (c->state == SMBD_ST_TERMINATED || c->state == SMBD_ST_DISCONNECTING)
+    if (c->state != SMBD_ST_NEW && !smbd_is_live(c))
         return;
-    c->state = SMBD_ST_DISCONNECTING;
     c->negotiate_deadline = UINT64_MAX;
     c->idle_deadline = UINT64_MAX;
     drop_send_queue(c);
@@ -245,9 +263,10 @@ void smbd_conn_disconnect(struct smbd_conn *c)
      * drop those not yet on the wire (soft-iWARP flushes its send queue), so wait
      * for the completion of the last one when it is signaled (a burst's last is). */
     if (c->in_flight.head && c->signaled_seq == c->in_flight.tail->seq) {
-        c->deferred_disconnect = SMBD_DISC_AFTER_SENDS;
+        smbd_enter_state(c, SMBD_ST_DRAINING);
         return;
     }
+    smbd_enter_state(c, SMBD_ST_DISCONNECTING);
     smbd_provider_disconnect(c);
 }
 
@@ -280,12 +299,12 @@ int smbd_conn_is_established(const struct smbd_conn *c)
 
 int smbd_conn_is_terminated(const struct smbd_conn *c)
 {
-    return c->state == SMBD_ST_TERMINATED;
+    return smbd_is_terminated(c);
 }
 
 int smbd_conn_peer_closed(const struct smbd_conn *c)
 {
-    return c->provider_end == SMBD_END_PEER_CLOSED;
+    return c->state == SMBD_ST_PEER_CLOSED;
 }
 
 int smbd_conn_query(const struct smbd_conn *c, struct smbd_params *out) /* 3.1.4.7 */

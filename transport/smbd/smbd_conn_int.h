@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#include "sd_fsm.h"
 #include "smbd_conn.h"
 #include "smbd_wire.h"
 
@@ -25,26 +26,42 @@ enum smbd_wr_kind { SMBD_WR_RECV = 1, SMBD_WR_SEND = 2, SMBD_WR_RDMA = 3 };
 /* Connection.KeepaliveRequested (3.1.1.1). */
 enum smbd_keepalive { SMBD_KA_NONE, SMBD_KA_PENDING, SMBD_KA_SENT };
 
-/* Lifecycle beside Connection.Role. */
+/* The engine's lifecycle, beside Connection.Role (negotiating or established, which only
+ * RUNNING and PROVIDER_GONE look at). Every change goes through smbd_enter_state
+ * (smbd_conn_state.c), which refuses one this table does not list: that is a bug,
+ * logged as an error, and the state stays (smbd_terminate then ends in TERMINATED).
+ *
+ *   from           to             when
+ *   NEW            RUNNING        smbd_conn_start
+ *                  DISCONNECTING  smbd_conn_disconnect before it (the link freed unstarted)
+ *   RUNNING        PROVIDER_GONE  a post failed with -ENOTCONN: the provider lost it
+ *                  REFUSING       the failure Negotiate Response is posted (3.1.5.3)
+ *   RUNNING,       DRAINING       smbd_conn_disconnect with the last signaled Send in flight
+ *   PROVIDER_GONE  DISCONNECTING  smbd_conn_disconnect otherwise
+ *                  PEER_CLOSED    CONN_LOST, the peer's orderly close between messages
+ *                  TERMINATED     any other failure or loss
+ *   DRAINING       DISCONNECTING  that Send completed
+ *                  TERMINATED     CONN_LOST first
+ *   DISCONNECTING  TERMINATED     CONN_LOST: the local disconnect is complete
+ *   REFUSING       TERMINATED     the refusal's Send completed: the provider disconnects
+ *   PEER_CLOSED, TERMINATED       final
+ *
+ * The upper's terminated upcall is made on entering REFUSING, PEER_CLOSED or
+ * TERMINATED from RUNNING, PROVIDER_GONE, DRAINING or DISCONNECTING (smbd_terminate). */
 enum smbd_state {
     SMBD_ST_NEW,           /* smbd_conn_start not called yet */
     SMBD_ST_RUNNING,       /* negotiating or established (see role) */
-    SMBD_ST_DISCONNECTING, /* local orderly disconnect, waiting for CONN_LOST */
-    SMBD_ST_TERMINATED,    /* upper->terminated has been called */
-};
-
-/* What the provider has said of the connection. */
-enum smbd_provider_end {
-    SMBD_END_NONE,         /* nothing: it is up */
-    SMBD_END_GONE,         /* a post failed with -ENOTCONN: CONN_LOST is coming */
-    SMBD_END_PEER_CLOSED,  /* CONN_LOST: the peer closed in order (3.1.7.1) */
-};
-
-/* A provider disconnect waiting for a Send's completion. */
-enum smbd_deferred_disconnect {
-    SMBD_DISC_NONE,
-    SMBD_DISC_AFTER_REFUSAL, /* the failure Negotiate Response goes out first (3.1.5.3) */
-    SMBD_DISC_AFTER_SENDS,   /* an orderly disconnect waits for in_flight to drain */
+    SMBD_ST_PROVIDER_GONE, /* running, but the provider lost the connection: nothing more
+                              is sent, its CONN_LOST is coming (3.1.7.1) */
+    SMBD_ST_DRAINING,      /* local orderly disconnect, waiting for the last signaled Send
+                              before the provider's disconnect */
+    SMBD_ST_DISCONNECTING, /* local orderly disconnect asked of the provider, waiting for
+                              CONN_LOST */
+    SMBD_ST_REFUSING,      /* terminated, the failure Negotiate Response going out: the
+                              provider disconnects once it completes (3.1.5.3) */
+    SMBD_ST_PEER_CLOSED,   /* terminated by the peer's orderly close (3.1.7.1) */
+    SMBD_ST_TERMINATED,    /* terminated otherwise */
+    SMBD_ST_STATES
 };
 
 /* A message sent from the caller's memory (smbd_conn_send_owned): the allocation the
@@ -125,7 +142,7 @@ struct smbd_conn {
     int send_immediate;              /* Connection.SendImmediate */
 
     /* engine state */
-    enum smbd_state state;
+    enum smbd_state state;           /* changed only by smbd_enter_state */
     struct smbd_config cfg;
     const struct sd_provider_ops *ops;
     struct sd_qp *qp;
@@ -133,8 +150,6 @@ struct smbd_conn {
     void *ctx;
     struct smbd_stats stats;
     int recv_paused;
-    enum smbd_provider_end provider_end;
-    enum smbd_deferred_disconnect deferred_disconnect;
     uint64_t provider_requests;      /* posts and disconnects asked of the provider */
 
     /* receive pool: receive_credit_max buffers of cfg.max_receive_size */
@@ -174,16 +189,38 @@ struct smbd_conn {
     size_t pin_reserve_free;         /* ... not drawn by a registration now */
 };
 
+/* Whether the connection runs (RUNNING, PROVIDER_GONE): it receives, negotiates, times
+ * out and queues sends. */
 static inline int smbd_is_live(const struct smbd_conn *c)
 {
-    return c->state == SMBD_ST_RUNNING;
+    return c->state == SMBD_ST_RUNNING || c->state == SMBD_ST_PROVIDER_GONE;
 }
+
+/* Whether the upper has been told the connection ended (REFUSING, PEER_CLOSED,
+ * TERMINATED). */
+static inline int smbd_is_terminated(const struct smbd_conn *c)
+{
+    return c->state == SMBD_ST_REFUSING || c->state == SMBD_ST_PEER_CLOSED ||
+           c->state == SMBD_ST_TERMINATED;
+}
+
+/* smbd_conn_state.c: the lifecycle (enum smbd_state), no I/O */
+/* The one way c->state changes: 0, or -1 when the table beside enum smbd_state does not
+ * allow it (logged as an error; the state stays). */
+int smbd_enter_state(struct smbd_conn *c, enum smbd_state to);
+extern const struct sd_fsm smbd_state_fsm; /* the table and the states' names */
 
 /* smbd_conn.c */
 /* Asks the provider for its orderly disconnect (counted in provider_requests). */
 void smbd_provider_disconnect(struct smbd_conn *c);
+/* Ends the connection (-> TERMINATED) and tells the upper, once; from DRAINING or
+ * DISCONNECTING without a further provider disconnect. smbd_terminate_as ends it in
+ * state to instead: REFUSING (the provider disconnects once the refusal's Send completes)
+ * or PEER_CLOSED. */
 void smbd_terminate(struct smbd_conn *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void smbd_terminate_as(struct smbd_conn *c, enum smbd_state to, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void smbd_become_established(struct smbd_conn *c, uint64_t now_ms);
 
 /* smbd_conn_negotiate.c (3.1.5.2, 3.1.5.3, 3.1.5.6, 3.1.5.7) */

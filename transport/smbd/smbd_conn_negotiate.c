@@ -44,12 +44,12 @@ static void refuse(struct smbd_conn *c, uint32_t status, const char *why)
         .status = status,
     };
     struct smbd_send_slot *s = smbd_slot_get(c, 0);
+    int sent = s && send_raw(c, s, (uint32_t)smbd_encode_negotiate_resp(&resp, s->buf,
+                                                                         c->send_buf_size)) == 0;
 
-    if (s && send_raw(c, s, (uint32_t)smbd_encode_negotiate_resp(&resp, s->buf,
-                                                                  c->send_buf_size)) == 0)
-        c->deferred_disconnect = SMBD_DISC_AFTER_REFUSAL;
-    smbd_terminate(c, -ECONNREFUSED, "refusing the Negotiate Request with status 0x%08x: %s",
-                   (unsigned)status, why);
+    smbd_terminate_as(c, sent ? SMBD_ST_REFUSING : SMBD_ST_TERMINATED, -ECONNREFUSED,
+                      "refusing the Negotiate Request with status 0x%08x: %s", (unsigned)status,
+                      why);
 }
 
 void smbd_recv_negotiate_request(struct smbd_conn *c, const uint8_t *buf, uint32_t len,

@@ -42,9 +42,10 @@ void smbd_on_send_done(struct smbd_conn *c, const struct sd_wc *wc)
         smbd_slot_put(c, smbd_fifo_pop(&c->in_flight));
     /* 3.1.5.3: graceful termination once the refusal went out; or every message we
      * sent has left (smbd_conn_disconnect waited for it). */
-    if (c->deferred_disconnect == SMBD_DISC_AFTER_REFUSAL ||
-        (c->deferred_disconnect == SMBD_DISC_AFTER_SENDS && !c->in_flight.head)) {
-        c->deferred_disconnect = SMBD_DISC_NONE;
+    if (c->state == SMBD_ST_REFUSING ||
+        (c->state == SMBD_ST_DRAINING && !c->in_flight.head)) {
+        smbd_enter_state(c, c->state == SMBD_ST_REFUSING ? SMBD_ST_TERMINATED
+                                                          : SMBD_ST_DISCONNECTING);
         smbd_provider_disconnect(c);
         return;
     }
@@ -63,7 +64,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
     uint32_t len;
     int signaled, err;
 
-    if (c->send_credits == 0 || c->provider_end != SMBD_END_NONE)
+    if (c->send_credits == 0 || c->state == SMBD_ST_PROVIDER_GONE)
         return 0;
     granted = smbd_credits_take_grant(c); /* 3.1.5.9 */
     if (c->send_credits == 1 && granted == 0)
@@ -98,7 +99,7 @@ static int send_head(struct smbd_conn *c, uint64_t now_ms)
         /* The provider lost the connection: its SD_WC_CONN_LOST follows with the cause
          * (the peer's orderly close, or the error) and terminates (3.1.7.1); the slot
          * waits in in_flight to be reclaimed then. */
-        c->provider_end = SMBD_END_GONE;
+        smbd_enter_state(c, SMBD_ST_PROVIDER_GONE);
         return 0;
     }
     if (err) {

@@ -116,7 +116,7 @@ int sd_soft_dereg_mr(struct sd_qp *qp, struct sd_mr *mr)
      * call: RDMA in flight that still uses it ends with the connection (as a verbs QP goes
      * to its error state), a partly written FPDU finished from a copy. */
     enum sd_soft_use rx = SD_SOFT_UNUSED, tx = SD_SOFT_UNUSED;
-    if (!qp->dead) { /* a failed connection touches nothing any more */
+    if (sd_soft_qp_up(qp)) { /* a failed connection touches nothing any more */
         rx = sd_soft_rx_uses(qp, r->base, r->length);
         tx = sd_soft_tx_uses(qp, r->base, r->length, r->stag);
     }

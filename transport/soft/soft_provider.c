@@ -29,6 +29,7 @@ struct sd_qp *sd_soft_qp_create(int fd, int responder, int crc, uint32_t ird, ui
         return NULL;
     }
     qp->fd = fd;
+    qp->state = SD_SOFT_QP_RTS;
     qp->crc = crc;
     qp->ird = ird;
     qp->ord = ord;
@@ -68,14 +69,9 @@ static void flush_one(struct sd_qp *qp, uint64_t wr_id, enum sd_wc_opcode op)
 static void qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame,
                     const uint8_t *term, size_t term_len, int await_peer)
 {
-    if (qp->dead) {
-        if (qp->close_pending && qp->eof) {
-            qp->close_pending = 0;
-            sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, qp->fail_cause, 0);
-        }
+    if (!sd_soft_qp_up(qp))
         return;
-    }
-    qp->dead = 1;
+    sd_soft_qp_enter(qp, await_peer ? SD_SOFT_QP_CLOSING : SD_SOFT_QP_ERROR);
     qp->fail_cause = cause;
     qp->blame_pending = blame == SD_SOFT_BLAME_SEND && is_error(cause);
     while (qp->orq.count) {
@@ -96,9 +92,7 @@ static void qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blam
         sd_soft_ring_pop(&qp->rq);
     }
     qp->irq.count = 0;
-    if (await_peer && !qp->eof)
-        qp->close_pending = 1;
-    else
+    if (!await_peer)
         sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, cause, 0);   /* MS-SMBD 3.1.7.1 */
     if (!qp->tail)
         shutdown(qp->fd, SHUT_WR);
@@ -109,10 +103,19 @@ void sd_soft_qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_bla
     qp_fail(qp, cause, blame, NULL, 0, 0);
 }
 
+void sd_soft_qp_peer_closed(struct sd_qp *qp, enum sd_wc_status cause)
+{
+    if (qp->state == SD_SOFT_QP_RTS)
+        sd_soft_qp_fail(qp, cause, SD_SOFT_BLAME_NONE);
+    else if (qp->state == SD_SOFT_QP_CLOSING)
+        sd_soft_cq_push(qp, 0, SD_WC_CONN_LOST, qp->fail_cause, 0);
+    sd_soft_qp_enter(qp, SD_SOFT_QP_CLOSED);
+}
+
 void sd_soft_qp_terminate(struct sd_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,
                           enum sd_wc_status cause, enum sd_soft_blame blame)
 {
-    if (qp->dead)
+    if (!sd_soft_qp_up(qp))
         return;
     struct sd_iw_term t = {.layer = layer, .etype = etype, .ecode = ecode};
     /* RFC 5040 4.8: copy the offending headers when their layout is known. */
@@ -150,9 +153,9 @@ static int soft_fd(struct sd_qp *qp) { return qp->fd; }
 
 static int soft_poll_events(struct sd_qp *qp)
 {
-    if (!qp->dead)
+    if (sd_soft_qp_up(qp))
         return SD_POLL_IN | (sd_soft_tx_pending(qp) ? SD_POLL_OUT : 0);
-    return (qp->eof ? 0 : SD_POLL_IN) | (qp->tail ? SD_POLL_OUT : 0);
+    return (qp->state == SD_SOFT_QP_CLOSED ? 0 : SD_POLL_IN) | (qp->tail ? SD_POLL_OUT : 0);
 }
 
 static int soft_progress(struct sd_qp *qp)
@@ -194,7 +197,8 @@ static void soft_destroy(struct sd_qp *qp)
             break;
     }
     /* Input left unread would make close() reset the connection (RFC 1122 4.2.2.13). */
-    while (!qp->eof && recv(qp->fd, qp->rx.buf, SD_SOFT_RX_BUF, MSG_DONTWAIT) > 0)
+    while (qp->state != SD_SOFT_QP_CLOSED &&
+           recv(qp->fd, qp->rx.buf, SD_SOFT_RX_BUF, MSG_DONTWAIT) > 0)
         ;
     sd_debug("soft-iWARP: connection closed: %llu payload bytes received, %llu of them "
              "copied out of the stream buffer", (unsigned long long)qp->rx.placed,

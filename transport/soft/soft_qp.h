@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_qp.h — internal state of one soft-iWARP connection, shared by
  * the provider's files: queues (soft_ring.c), STag table (soft_mem.c), completion
- * queue (soft_cq.c), transmit (soft_tx.c), receive (soft_rx.c), life cycle
- * (soft_provider.c) and connection setup (soft_cm.c). */
+ * queue (soft_cq.c), transmit (soft_tx.c), receive (soft_rx.c), life cycle (its state
+ * in soft_state.c, the rest in soft_provider.c) and connection setup (soft_cm.c). */
 #ifndef SMBDIRECT_SOFT_QP_H
 #define SMBDIRECT_SOFT_QP_H
 
 #include "iwarp_wire.h"
 #include "provider.h"
+#include "sd_fsm.h"
 
 #include <sys/uio.h>
 
@@ -136,11 +137,32 @@ struct sd_soft_rx {
     uint32_t send_mo;         /* bytes of the current Send placed so far */
 };
 
+/* Where a connection is in its life (as siw's enum siw_qp_state). Every change goes
+ * through sd_soft_qp_enter (soft_state.c), which refuses one this table does not list:
+ * that is a bug, logged as an error, and the state stays.
+ *
+ *   from     to       when
+ *   RTS      CLOSING  a local disconnect: every request flushed, our FIN sent (after
+ *                     the tail); CONN_LOST waits for the peer's
+ *            ERROR    a failure (a Terminate sent or received, a protocol error, a
+ *                     failed write, destroy): every request flushed, CONN_LOST queued
+ *   CLOSING  CLOSED   the peer's EOF (or a receive error): CONN_LOST queued
+ *   ERROR    CLOSED   the peer's EOF (or a receive error)
+ *   CLOSED            final
+ *
+ * The peer's EOF while RTS is a failure (RTS -> ERROR -> CLOSED at once). Only RTS
+ * posts, transmits and parses; CLOSING and ERROR read the input and drop it. */
+enum sd_soft_qp_state {
+    SD_SOFT_QP_RTS,           /* up: both ways */
+    SD_SOFT_QP_CLOSING,       /* disconnected here: awaiting the peer's EOF */
+    SD_SOFT_QP_ERROR,         /* failed: CONN_LOST queued, awaiting the peer's EOF */
+    SD_SOFT_QP_CLOSED,        /* the peer's EOF seen after the end: nothing more to read */
+    SD_SOFT_QP_STATES
+};
+
 struct sd_qp {
     int fd;
-    int dead;                 /* the connection is gone; CONN_LOST was queued */
-    int close_pending;        /* dead by a local disconnect: CONN_LOST waits for eof */
-    int eof;                  /* nothing more to read */
+    enum sd_soft_qp_state state; /* changed only by sd_soft_qp_enter */
     int rx_hinted;            /* the owner reports readiness (ops->readable) */
     int rx_drained;           /* with rx_hinted: the last recv emptied the socket */
     int tx_gated;             /* responder: no FPDU before the peer's first (RFC 5044 7.1.2) */
@@ -211,15 +233,29 @@ void sd_soft_rx_progress(struct sd_qp *qp);
  * receive (LOCALLY). */
 enum sd_soft_use sd_soft_rx_uses(const struct sd_qp *qp, const uint8_t *base, size_t len);
 
+/* ---- life cycle: the state (soft_state.c, no I/O) ---- */
+/* The one way qp->state changes: 0, or -1 when the table beside enum sd_soft_qp_state
+ * does not allow it (logged as an error; the state stays). */
+int sd_soft_qp_enter(struct sd_qp *qp, enum sd_soft_qp_state to);
+extern const struct sd_fsm sd_soft_qp_fsm; /* the table and the states' names */
+/* Whether the connection is up (RTS): it posts, transmits and parses. */
+static inline int sd_soft_qp_up(const struct sd_qp *qp)
+{
+    return qp->state == SD_SOFT_QP_RTS;
+}
+
 /* ---- life cycle (soft_provider.c) ---- */
 /* Takes over a connected socket after MPA negotiation. NULL on ENOMEM. */
 struct sd_qp *sd_soft_qp_create(int fd, int responder, int crc, uint32_t ird, uint32_t ord);
 /* Which work request a failure is charged to. */
 enum sd_soft_blame { SD_SOFT_BLAME_NONE, SD_SOFT_BLAME_RECV, SD_SOFT_BLAME_SEND };
-/* The connection is lost: every outstanding request completes (the blamed one with
- * cause, the rest SD_WC_FLUSHED), then CONN_LOST with status cause. Called again
- * once eof is set, it queues the CONN_LOST an orderly disconnect held back. */
+/* The connection is lost (RTS -> ERROR; later calls do nothing): every outstanding
+ * request completes (the blamed one with cause, the rest SD_WC_FLUSHED), then CONN_LOST
+ * with status cause. */
 void sd_soft_qp_fail(struct sd_qp *qp, enum sd_wc_status cause, enum sd_soft_blame blame);
+/* The peer's EOF, or a receive error (-> CLOSED): while RTS a failure with cause; after
+ * a local disconnect, the CONN_LOST it held back. */
+void sd_soft_qp_peer_closed(struct sd_qp *qp, enum sd_wc_status cause);
 /* A local protocol check failed on the FPDU being received: send a Terminate
  * (RFC 5040 5.3) and fail with SD_WC_FATAL (or cause). */
 void sd_soft_qp_terminate(struct sd_qp *qp, uint8_t layer, uint8_t etype, uint8_t ecode,

@@ -22,7 +22,7 @@
 
 int sd_soft_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sge)
 {
-    if (qp->dead)
+    if (!sd_soft_qp_up(qp))
         return -ENOTCONN;
     if (sd_soft_mem_check_local(&qp->mem, sge, SD_ACCESS_LOCAL_WRITE) != 0) {
         sd_warn("soft-iWARP: receive buffer is outside a writable registration");
@@ -274,7 +274,7 @@ static void rx_payload_took(struct sd_qp *qp, const uint8_t *p, size_t n)
 static void rx_parse(struct sd_qp *qp)
 {
     struct sd_soft_rx *rx = &qp->rx;
-    while (!qp->dead) {
+    while (sd_soft_qp_up(qp)) {
         size_t avail = rx->end - rx->start;
         const uint8_t *p = rx->buf + rx->start;
         if (rx->state == SD_SOFT_RX_HDR) {
@@ -387,7 +387,7 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    *direct = (!qp->dead && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
+    *direct = (sd_soft_qp_up(qp) && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
                rx->dst && want >= SD_SOFT_DIRECT_RX) ? RX_DIRECT : 0;
     if (*direct && rx->held) {
         ssize_t k = sd_pipeheld_splice_in(rx->held, qp->fd, want);
@@ -440,9 +440,9 @@ void sd_soft_rx_progress(struct sd_qp *qp)
     size_t budget = RX_BUDGET;
     if (!qp->rx_hinted)
         qp->rx_drained = 0;                  /* no readiness reports: always try a recv */
-    while (!qp->eof) {
+    while (qp->state != SD_SOFT_QP_CLOSED) {
         rx_parse(qp);
-        if (qp->dead)
+        if (!sd_soft_qp_up(qp))
             qp->rx.start = qp->rx.end = 0;   /* after a failure input is discarded */
         if (!budget || qp->rx_drained)
             return;
@@ -457,11 +457,10 @@ void sd_soft_rx_progress(struct sd_qp *qp)
         }
         if (n <= 0) {
             int clean = n == 0 && qp->rx.state == SD_SOFT_RX_HDR && qp->rx.end == 0;
-            if (!qp->dead)
+            if (sd_soft_qp_up(qp))
                 sd_info("soft-iWARP: connection closed by peer%s%s", n ? ": " : "",
                         n ? strerror(errno) : (clean ? "" : " in the middle of an FPDU"));
-            qp->eof = 1;
-            sd_soft_qp_fail(qp, clean ? SD_WC_FLUSHED : SD_WC_FATAL, SD_SOFT_BLAME_NONE);
+            sd_soft_qp_peer_closed(qp, clean ? SD_WC_FLUSHED : SD_WC_FATAL);
             return;
         }
         budget = (size_t)n >= budget ? 0 : budget - (size_t)n;

@@ -28,7 +28,7 @@ static struct sd_soft_swr *sq_push(struct sd_qp *qp, const struct sd_sge *sge, i
                                    int access, int *err)
 {
     *err = 0;
-    if (qp->dead) {
+    if (!sd_soft_qp_up(qp)) {
         *err = -ENOTCONN;
         return NULL;
     }
@@ -91,7 +91,7 @@ int sd_soft_post_write(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *lo
 int sd_soft_post_read(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *local,
                       uint32_t rkey, uint64_t raddr)
 {
-    if (!qp->dead && qp->ord == 0) {
+    if (sd_soft_qp_up(qp) && qp->ord == 0) {
         sd_warn("soft-iWARP: RDMA Read posted but the connection's ORD is 0");
         return -EINVAL;
     }
@@ -121,7 +121,7 @@ static uint32_t max_payload(const struct sd_qp *qp, size_t hdr_len)
  * a Read Request waits while ORD Reads are outstanding (RFC 5040 6.2). */
 static int tx_ready(const struct sd_qp *qp)
 {
-    if (qp->tx_gated || qp->dead)
+    if (qp->tx_gated || !sd_soft_qp_up(qp))
         return 0;
     if (qp->txm.active || qp->irq.count)
         return 1;
@@ -368,7 +368,7 @@ static int tx_write(struct sd_qp *qp)
 
 void sd_soft_tx_progress(struct sd_qp *qp)
 {
-    while (!qp->dead) {
+    while (sd_soft_qp_up(qp)) {
         while (qp->slot_count < SD_SOFT_TX_SLOTS && tx_ready(qp)) {
             struct sd_soft_fpdu *f =
                 &qp->slot[(qp->slot_head + qp->slot_count) % SD_SOFT_TX_SLOTS];

@@ -114,7 +114,7 @@ void sd_verbs_async_progress(struct sd_qp *qp, int fabric_only)
         ibv_ack_async_event(&ev);
     }
     pthread_mutex_unlock(&live_lock);
-    if ((event = atomic_load(&qp->async_lost)) == 0 || qp->lost)
+    if ((event = atomic_load(&qp->async_lost)) == 0 || sd_verbs_qp_lost(qp))
         return;
     if (fabric_only && event - 1 != IBV_EVENT_PORT_ERR && event - 1 != IBV_EVENT_DEVICE_FATAL)
         return;

@@ -298,7 +298,7 @@ struct sd_qp *sd_verbs_connect(const struct sockaddr *addr, socklen_t addrlen,
         rc = connected_depths(qp, params, &ev, &ird, &ord, &legacy_le, &hdr_len);
     if (rc)
         goto fail;
-    qp->connected = 1;
+    sd_verbs_qp_enter(qp, SD_VERBS_QP_CONNECTED);
     sd_verbs_fill_result(result, id, ird, ord, &ev, hdr_len, legacy_le);
     sd_info("verbs: connected over %s (%s), IRD %u ORD %u", id->verbs->device->name,
             qp->iwarp ? "iWARP" : "IB/RoCE", ird, ord);

@@ -202,7 +202,7 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
         *err = 0;
         return qp;
     }
-    qp->connected = 1;
+    sd_verbs_qp_enter(qp, SD_VERBS_QP_CONNECTED);
     sd_verbs_fill_result(result, child, ird, ord, &req, with_header ? SD_IRDORD_HDR_LEN : 0,
                          legacy_le);
     sd_info("verbs: accepted over %s (%s), IRD %u ORD %u%s", child->verbs->device->name,

@@ -10,6 +10,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "provider.h"
+#include "sd_fsm.h"
 
 #define SD_VERBS_QUEUE_DEPTH 1024 /* send and receive work requests, before device caps */
 #define SD_VERBS_MAX_SGE 4
@@ -41,7 +42,31 @@ struct sd_verbs_ring {
     uint32_t size, head, span, count; /* count: busy slots */
 };
 
+/* Where a verbs connection is in its life. Every change goes through sd_verbs_qp_enter
+ * (verbs_state.c), which refuses one this table does not list: that is a bug, logged as
+ * an error, and the state stays.
+ *
+ *   from        to          when
+ *   CONNECTING  CONNECTED   ESTABLISHED (rdma_connect's, or rdma_accept's)
+ *               FLUSHING    a loss before it: the accept failed, a device event
+ *   CONNECTED   FLUSHING    a loss: the peer disconnected, a request failed, a CM or
+ *                           device event, the CQ failed, a local disconnect
+ *   FLUSHING    LOST        every request flushed (or SD_VERBS_FLUSH_WAIT_MS passed):
+ *                           poll_cq reports CONN_LOST
+ *   LOST                    final
+ *
+ * Requests may be posted while CONNECTING and CONNECTED (a passive side posts its
+ * receives before it accepts); only CONNECTED is disconnected from the peer. */
+enum sd_verbs_qp_state {
+    SD_VERBS_QP_CONNECTING, /* made on a resolved or requested id, not established yet */
+    SD_VERBS_QP_CONNECTED,  /* ESTABLISHED seen and no disconnect started */
+    SD_VERBS_QP_FLUSHING,   /* lost: the QP is in its error state, requests flush */
+    SD_VERBS_QP_LOST,       /* CONN_LOST reported */
+    SD_VERBS_QP_STATES
+};
+
 struct sd_qp {
+    enum sd_verbs_qp_state state; /* changed only by sd_verbs_qp_enter */
     struct rdma_event_channel *cm_channel;
     struct rdma_cm_id *id;
     struct ibv_pd *pd;
@@ -52,9 +77,6 @@ struct sd_qp {
     int wake_fd;   /* eventfd: readable while CONN_LOST waits to be polled */
     int events_hinted;  /* the owner reports epoll_fd's readiness (sd_verbs_readable) */
     int events_drained; /* progress() read what was ready since the last report */
-    int connected; /* ESTABLISHED seen and no disconnect started */
-    int lost;      /* connection gone: everything flushes, then CONN_LOST */
-    int lost_reported;
     int flush_timer_fd;  /* timerfd in epoll_fd: SD_VERBS_FLUSH_WAIT_MS after the loss */
     enum sd_wc_status lost_cause; /* CONN_LOST's status: the first error, else FLUSHED */
     uint32_t max_sge;
@@ -112,12 +134,47 @@ void sd_verbs_fill_result(struct sd_cm_result *r, struct rdma_cm_id *id, uint32_
                           uint32_t ord, const struct sd_verbs_cm_event *ev, size_t skip,
                           int legacy_le);
 
-/* verbs_qp.c */
+/* verbs_qp.c: making and destroying a connection's verbs objects */
 /* Builds the QP, CQ, completion channel and fd() set on a resolved (active) or
  * requested (passive) id; on success the qp owns ch and id. */
 struct sd_qp *sd_verbs_qp_new(struct rdma_event_channel *ch, struct rdma_cm_id *id, int *err);
+/* Adds fd to the epoll set epfd for input. 0, or -errno. */
+int sd_verbs_epoll_watch(int epfd, int fd);
+
+/* verbs_ring.c: a queue's work requests */
+#define SD_VERBS_RECV_TAG (1ull << 32) /* ibv wr_id = ring slot, plus this bit on the RQ */
+int sd_verbs_ring_init(struct sd_verbs_ring *r, uint32_t size);
+/* The slot the next posted request will use, or NULL when the queue is full. The
+ * slot is committed by sd_verbs_ring_commit once the request is posted. */
+struct sd_verbs_wr *sd_verbs_ring_next(struct sd_verbs_ring *r, uint32_t *index);
+void sd_verbs_ring_commit(struct sd_verbs_ring *r, uint32_t index);
+/* Retires the request in slot index (which must be busy) and deregisters its temporary
+ * iWARP read sink; returns a copy of it. */
+struct sd_verbs_wr sd_verbs_ring_retire(struct sd_verbs_ring *r, uint32_t index);
+/* Retires every busy slot (requests the device never flushed). */
+void sd_verbs_ring_drop(struct sd_verbs_ring *r);
+
+/* verbs_lost.c: the connection's loss */
 /* The connection is gone: move the QP to error so everything flushes. */
 void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char *why);
+/* A request failed with status. A port or device event names the loss (it often trails
+ * the first failed request: a network link gone down; for a status a link can cause, it
+ * is awaited up to LINK_SETTLE_MS, once per lost connection); else the loss takes the
+ * request's status, with the port's state when the port is not up. */
+void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status);
+/* Whether the wait for flushes after the loss is over (its timer fired). */
+int sd_verbs_flush_wait_over(struct sd_qp *qp);
+
+/* verbs_state.c: the connection's life (enum sd_verbs_qp_state), no I/O */
+/* The one way qp->state changes: 0, or -1 when the table beside enum sd_verbs_qp_state
+ * does not allow it (logged as an error; the state stays). */
+int sd_verbs_qp_enter(struct sd_qp *qp, enum sd_verbs_qp_state to);
+extern const struct sd_fsm sd_verbs_qp_fsm; /* the table and the states' names */
+/* Whether the connection is lost (FLUSHING, LOST): nothing more may be posted. */
+static inline int sd_verbs_qp_lost(const struct sd_qp *qp)
+{
+    return qp->state == SD_VERBS_QP_FLUSHING || qp->state == SD_VERBS_QP_LOST;
+}
 
 /* verbs_wc.c: pure mapping of verbs completions and access flags. */
 enum sd_wc_status sd_verbs_wc_status(enum ibv_wc_status s);
@@ -125,7 +182,10 @@ void sd_verbs_wc_fill(const struct ibv_wc *in, const struct sd_verbs_wr *wr, int
                       struct sd_wc *out);
 int sd_verbs_access_flags(int sd_access);
 
-/* The provider's entry points (types from provider.h), one file per concern. */
+/* The provider's entry points (types from provider.h), one file per concern: connect
+ * (verbs_cm.c), listen and accept (verbs_listen.c), reg_mr and dereg_mr (verbs_mem.c),
+ * the posts (verbs_post.c), fd, poll_events, progress and readable (verbs_events.c),
+ * poll_cq (verbs_cq.c), disconnect (verbs_lost.c), destroy (verbs_qp.c). */
 sd_connect_fn sd_verbs_connect;
 sd_listen_fn sd_verbs_listen;
 sd_listener_fd_fn sd_verbs_listener_fd;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/verbs/verbs_provider.c — the rdma-core verbs provider's entry points
- * (provider.h), implemented by verbs_cm.c, verbs_listen.c, verbs_qp.c, verbs_mem.c,
- * verbs_device.c. */
+ * (provider.h), implemented by verbs_cm.c, verbs_listen.c, verbs_mem.c, verbs_post.c,
+ * verbs_events.c, verbs_cq.c, verbs_lost.c and verbs_qp.c (verbs_priv.h says which). */
 #include "verbs_priv.h"
 
 const struct sd_provider_ops sd_verbs_provider = {
