@@ -281,20 +281,25 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
         .env = "SMBDIRECT_BUSY_POLL", .flag = "busy-poll", .env_progs = SHIM | RELAY,
         .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .unit = SD_UNIT_US, .min = 0,
         .max = 10000,
-        .def = { [SD_PROG_SHIM] = "1000", [SD_PROG_RELAY] = "100", [SD_PROG_PROBE] = "0" },
+        .def = { [SD_PROG_SHIM] = "0", [SD_PROG_RELAY] = "100", [SD_PROG_PROBE] = "0" },
+        /* The shim's 0: a library preloaded into any program pays for polling in its
+         * CPU; polling 1000 us cost the client 1.6-1.9x the CPU per small request of
+         * polling off, on two hosts, for no p50 gain beyond the noise (scripts/bench's
+         * small-request section; docs/BENCHMARKS.md's decisions). */
         .help = "the most an event loop (the shim's engine thread, each relay loop) looks for "
                 "the next event without sleeping, adapted to how soon events come: an answer "
                 "that comes within it is taken without a sleep and a wake-up (the latency of "
                 "small requests), at the cost of that CPU time; between looks it yields the "
                 "CPU to any other runnable thread, but the scheduler still shares the CPU "
-                "between them. The shim's default outlasts a server's create of a file, so "
-                "the client takes that answer awake too; the relay's is short: smbd on its "
-                "machine answers a small request within it and gets the CPU back while it "
-                "creates or writes a file. The shim does not poll while a tunnel has 256 KiB "
-                "or more of RDMA channel I/O in flight (bulk data comes a transfer's time "
-                "apart); 0: always sleep",
-        .brief = "the most an event loop looks for the next event without sleeping; 0: always "
-                 "sleep" },
+                "between them. The shim sleeps by default: a program's small requests then "
+                "cost it the least CPU (polling 1000 us cost the client about twice the CPU "
+                "per small request for little or no gain in latency where measured); the "
+                "relay's short poll lets smbd on its machine answer a small request within "
+                "it and get the CPU back while it creates or writes a file. The shim does not "
+                "poll while a tunnel has 256 KiB or more of RDMA channel I/O in flight (bulk "
+                "data comes a transfer's time apart); 0: always sleep",
+        .brief = "the most an event loop looks for the next event without sleeping (CPU for "
+                 "latency); 0: always sleep" },
     [SD_SET_DIRECT_SEND] = {
         .env = "SMBDIRECT_DIRECT_SEND", .env_progs = SHIM, .kind = SD_KIND_CHOICE,
         .choices = off_on, .def = SAME("on"),
