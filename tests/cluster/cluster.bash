@@ -150,12 +150,15 @@ cl_all_ok() {
     ! cl_ctdb 1 ip | awk 'NR > 1 { print $2 }' | grep -qx -- -1
 }
 
-# cl_holder ADDR — the node (from 1) holding ADDR, or nothing.
-cl_holder() {
+# cl_holder ADDR — the node (from 1) holding ADDR, or nothing, as node 1 sees it;
+# cl_holds N ADDR: node N holds ADDR, as node N sees it.
+cl_holder() { cl_holder_from 1 "$1"; }
+cl_holder_from() {
     local pnn
-    pnn=$(cl_ctdb 1 -X ip | awk -F'|' -v a="$1" '$2 == a { print $3 }')
+    pnn=$(cl_ctdb "$1" -X ip | awk -F'|' -v a="$2" '$2 == a { print $3 }')
     [ -n "$pnn" ] && [ "$pnn" -ge 0 ] && echo $((pnn + 1))
 }
+cl_holds() { [ "$(cl_holder_from "$1" "$2")" = "$1" ]; }
 
 cl_up() {
     CL_DIR=$1
@@ -173,18 +176,22 @@ cl_up() {
     cl_wait 90 "every node OK and every public address held" cl_all_ok
 }
 
-# cl_down — ends every process in the nodes' namespaces (the holders, ctdbd and its
-# helpers, smbd, the relays), waiting for them to go.
+# cl_pids N — the processes in node N's network namespace (its holder, ctdbd and its
+# helpers, smbd, the relay), one a line.
+cl_pids() {
+    local ns p
+    ns=$(readlink "/proc/$(cat "$CL_DIR/node$1/holder.pid" 2>/dev/null)/ns/net") || return 0
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
+    done
+}
+
+# cl_down — ends every process in the nodes' namespaces, waiting for them to go.
 cl_down() {
-    local f ns p pids n
-    for f in "$CL_DIR"/node*/holder.pid; do
-        [ -s "$f" ] || continue
-        ns=$(readlink "/proc/$(cat "$f")/ns/net") || continue
-        for n in 1 2 3; do
-            pids=()
-            for p in /proc/[0-9]*; do
-                [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$ns" ] && pids+=("${p#/proc/}")
-            done
+    local n i pids
+    for ((n = 1; n <= CL_NODES; n++)); do
+        for i in 1 2 3 4 5; do
+            mapfile -t pids < <(cl_pids "$n")
             [ ${#pids[@]} -gt 0 ] || break
             kill -KILL "${pids[@]}" 2>/dev/null
             sleep 0.2

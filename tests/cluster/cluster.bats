@@ -142,7 +142,7 @@ established() { grep -c 'relay: conn [0-9]* from .* established' "$CL_DIR/node$1
     [ "$(cat "$W/$a.rc")" -eq 1 ]
     grep -q 'smbc_sessions: session 1: ' "$W/$a.out"
     # the address moves; a new session is the other node's relay's
-    cl_wait 30 "$a held by node $o" test "$(cl_holder "$a")" = "$o"
+    cl_wait 30 "$a held by node $o" cl_holds "$o" "$a"
     local before
     before=$(established "$o")
     until smbc_at "$a" -c ls >/dev/null 2>&1; do
@@ -208,7 +208,7 @@ established() { grep -c 'relay: conn [0-9]* from .* established' "$CL_DIR/node$1
     cl_wait 60 "every client through one round" \
         sh -c "for i in 0 1 2 3 4 5 6 7; do test -e $W/load\$i.round || exit 1; done"
     cl_ctdb "$n" disable
-    cl_wait 30 "$a moved" test "$(cl_holder "$a")" = "$(other "$n")"
+    cl_wait 30 "$a moved" cl_holds "$(other "$n")" "$a"
     for p in "${PIDS[@]}"; do wait "$p"; done
     PIDS=()
     local ok=0 failed=0 wrong=0 o f w
