@@ -65,7 +65,7 @@ TOOLS     = $(BUILD)/smbdirect-relay $(BUILD)/smbdirect-probe
 DOCGEN    = $(BUILD)/smbdirect-settings-doc
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 
-.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-vm test-deb demo bench bench-engine bench-vm soak torture fuzz install deb clean
+.PHONY: print-includes deps all progs tests docs test test-unit test-bats test-cluster test-vm test-deb demo bench bench-engine bench-vm soak torture fuzz install deb clean
 PROGS = $(BUILD)/libsmbdirect.so $(TOOLS) $(BUILD)/smbdirect
 all: $(PROGS) $(DOCGEN) tests
 # What `make install` installs (debian/rules builds only these under nocheck).
@@ -175,6 +175,11 @@ test-unit: all
 
 test-bats: all
 	scripts/run-tests bats
+
+# Clustered Samba tier: two CTDB nodes in namespaces, smbd with clustering = yes and the
+# relay on each, failover checked through the shim (tests/cluster, docs/CLUSTER.md; root).
+test-cluster: all
+	scripts/run-tests cluster
 
 # Real-peer tier: kernel siw/rxe, ksmbd and cifs in a qemu (TCG) VM; see scripts/vm/run-tests.
 test-vm: all

@@ -110,11 +110,13 @@ struct sd_cm_params {
      * (posted work flushes, then SD_WC_CONN_LOST), so the caller cleans up as usual. */
     int (*pre_accept)(struct sd_qp *qp, void *arg);
     void *pre_accept_arg;
-    /* Passive side only (may be NULL): asked with the connecting peer's address before
-     * anything is set up for the connection; a negative errno refuses it (soft-iWARP
-     * answers the MPA request with a reject, verbs the request with rdma_reject) and
-     * accept fails with that errno, without a log line of its own. */
-    int (*admit)(const struct sockaddr *peer, void *arg);
+    /* Passive side only (may be NULL): asked with the address the peer connected to
+     * (local: with a wildcard listener, the one of this host's addresses it dialled)
+     * and the connecting peer's address before anything is set up for the connection;
+     * a negative errno refuses it (soft-iWARP answers the MPA request with a reject,
+     * verbs the request with rdma_reject) and accept fails with that errno, without a
+     * log line of its own. */
+    int (*admit)(const struct sockaddr *local, const struct sockaddr *peer, void *arg);
     void *admit_arg;
 };
 

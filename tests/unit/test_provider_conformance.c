@@ -365,26 +365,41 @@ static void test_appendix_a_zero_ird_rejected(void **state)
     close_pair(&q);
 }
 
-static int refuse_all(const struct sockaddr *peer, void *arg)
+/* What the refusing hook was asked: how often, and the address the peer dialled. */
+struct admit_seen {
+    int asked;
+    struct sockaddr_in local;
+};
+
+static int refuse_all(const struct sockaddr *local, const struct sockaddr *peer, void *arg)
 {
+    struct admit_seen *seen = arg;
+
     (void)peer;
-    ++*(int *)arg;
+    seen->asked++;
+    if (local->sa_family == AF_INET)
+        seen->local = *(const struct sockaddr_in *)local;
     return -EACCES;
 }
 
 /* provider.h: an admit hook's refusal reaches the connector as the server's refusal,
  * -EACCES (on an iWARP device a reject and a TCP reset look the same: -ECONNREFUSED),
- * and a connect where nothing listens is never taken for one. */
+ * and a connect where nothing listens is never taken for one. The hook is told the
+ * address the connector dialled (the relay's serve_addresses checks it). */
 static void test_admit_refusal_reaches_the_connector(void **state)
 {
     (void)state;
     struct pair p;
-    int asked = 0, aerr, err = 0;
-    struct sd_cm_params bp = {.ird = 16, .ord = 16, .admit = refuse_all, .admit_arg = &asked};
+    int aerr, err = 0;
+    struct admit_seen seen = {0};
+    struct sd_cm_params bp = {.ird = 16, .ord = 16, .admit = refuse_all, .admit_arg = &seen};
     assert_int_equal(connect_pair_params(&p, &default_params, &bp, &aerr),
                      on_verbs && on_iwarp ? -ECONNREFUSED : -EACCES);
     assert_int_equal(aerr, -EACCES);
-    assert_int_equal(asked, 1);
+    assert_int_equal(seen.asked, 1);
+    assert_int_equal(seen.local.sin_family, AF_INET);
+    assert_int_equal(seen.local.sin_addr.s_addr, p.addr.sin_addr.s_addr);
+    assert_int_equal(seen.local.sin_port, p.addr.sin_port);
     assert_null(p.a.qp);
     assert_null(p.b.qp);
     struct sockaddr_in gone = p.addr; /* its listener closed: nothing listens there */

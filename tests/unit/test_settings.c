@@ -409,10 +409,10 @@ static void test_environment_and_flags_agree(void **state)
             }
         }
     }
-    assert_int_equal(rows, 21); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord,
+    assert_int_equal(rows, 22); /* transport, timeout, credits, 4 sizes, keepalive, ird, ord,
                                    channel memory per connection and in all; the relay's
-                                   listen, backend, allow, 2 limits, drain time, status
-                                   socket, loops; busy poll */
+                                   listen, backend, allow, serve addresses, 2 limits, drain
+                                   time, status socket, loops; busy poll */
 }
 
 /* ---- the environment front end ---- */

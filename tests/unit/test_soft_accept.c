@@ -415,8 +415,9 @@ static void test_pre_accept_runs_before_reply(void **state)
     sd_soft_provider.listener_close(l);
 }
 
-static int sa_refuse(const struct sockaddr *peer, void *arg)
+static int sa_refuse(const struct sockaddr *local, const struct sockaddr *peer, void *arg)
 {
+    (void)local;
     (void)peer;
     ++*(int *)arg;
     return -EACCES;

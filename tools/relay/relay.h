@@ -43,6 +43,8 @@ struct relay_conn {
     unsigned id;
     enum relay_conn_state state;
     char peer[SD_ADDR_STRLEN];    /* the client's address and port */
+    char local[SD_ADDR_STRLEN];   /* the address it connected to, without the port */
+    int ending;                   /* relay_conn_end ran while it negotiated */
     struct relay_client *client;  /* counted against its address's limit */
     uint64_t start_ms;
     struct smbd_link *link;       /* CONNECTING: negotiated, waiting for the backend */
@@ -72,6 +74,7 @@ enum relay_refusal {
     RELAY_REFUSED_MAX_CONNECTIONS, /* max_connections were live */
     RELAY_REFUSED_PER_CLIENT,      /* max_connections_per_client were live from its address */
     RELAY_REFUSED_BACKEND_DOWN,    /* the backend did not answer (relay_backend.c) */
+    RELAY_REFUSED_NOT_SERVED,      /* made to an address not in serve_addresses */
     RELAY_REFUSAL_REASONS
 };
 
@@ -82,6 +85,7 @@ extern const char *const relay_refusal_names[RELAY_REFUSAL_REASONS];
 struct relay_counts {
     uint64_t accepted;                        /* connections admitted */
     uint64_t refused[RELAY_REFUSAL_REASONS];  /* connections refused, by reason */
+    uint64_t dropped;                         /* ended by --drop-address */
 };
 
 /* Whether the backend answers (relay_backend.c). */
@@ -162,13 +166,34 @@ void relay_conn_stop_listening(struct relay *r);
 /* Ends every connection now, on every loop (negotiating ones end as their negotiation
  * does). reason must stay valid: a static string. */
 void relay_conn_stop_all(struct relay *r, const char *reason);
+/* On c's loop: ends c now (a negotiating one as its negotiation does), reason as for
+ * relay_conn_stop_all. */
+void relay_conn_end(struct relay_conn *c, const char *reason);
+
+/* ---- relay_drop.c ---- */
+
+/* --drop-address: the number of connections ended, or -1 when not every loop could be
+ * reached (some may have ended). */
+typedef void (*relay_drop_done_fn)(void *ctx, long ended);
+struct relay_drop;
+/* Main thread: ends every connection made to addr (relay_addr_key's form) on every
+ * loop, counts them in the status and calls done once from the main loop (never inside
+ * this call). NULL when out of memory (done never runs). */
+struct relay_drop *relay_drop_start(struct relay *r, const char *addr, relay_drop_done_fn done,
+                                    void *ctx);
+/* Whoever asked is gone: done is not called (the connections still end). */
+void relay_drop_forget(struct relay_drop *d);
 
 /* ---- relay_admit.c ---- */
 
 /* smbd_link_opts.admit with the relay_conn being accepted as ctx: the access list, the
- * backend's state, the total and the per-client limit. 0 (the connection now counts) or
- * -EACCES, with a refusal line logged at most once a minute per client address. */
-int relay_admit(void *ctx, const struct sockaddr *peer);
+ * address dialled (serve_addresses), the backend's state, the total and the per-client
+ * limit. 0 (the connection now counts) or -EACCES, with a refusal line logged at most
+ * once a minute per client address. */
+int relay_admit(void *ctx, const struct sockaddr *local, const struct sockaddr *peer);
+/* The address of sa without its port, an IPv4-mapped IPv6 address as IPv4 (the form
+ * relay_conn.local and --drop-address compare in); "" when sa is neither family. */
+void relay_addr_key(const struct sockaddr *sa, char *out, size_t len);
 /* The connection no longer counts (it ended, or never got past its accept). Any
  * loop's thread. Returns how many connections still count. */
 unsigned relay_release(struct relay_conn *c);
@@ -241,7 +266,9 @@ void relay_snapshot_forget(struct relay_snapshot *snap);
 struct relay_status *relay_status_start(struct relay *r, const char *path, char *why,
                                         size_t whylen);
 void relay_status_stop(struct relay_status *s);
-/* smbdirect-relay --status: asks the relay at path and prints its answer. Exit status. */
-int relay_status_query(const char *path, int json);
+/* smbdirect-relay --status or --drop-address (flag, for the messages): sends the request
+ * line to the relay at path and prints its answer. Exit status: 1 when no relay answers
+ * or the answer is an error. */
+int relay_status_query(const char *path, const char *flag, const char *request);
 
 #endif

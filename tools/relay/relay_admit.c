@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tools/relay/relay_admit.c — who may connect to the relay: the access list
- * (SMBDIRECT_ALLOW), the backend's state (none while it is down: relay_backend.c), the
+ * (SMBDIRECT_ALLOW), the addresses of its own it serves (SMBDIRECT_SERVE_ADDRESSES,
+ * for a wildcard listen), the backend's state (none while it is down: relay_backend.c), the
  * total and the per-client connection limits (0: none), asked by the provider before
  * anything is set up for a connection. The backend sees every client as the relay's own
  * address, so this is where clients are told apart. Refusals are counted by reason; each
@@ -31,8 +32,7 @@ struct relay_client {
     UT_hash_handle hh;
 };
 
-/* The address of sa without its port; an IPv4-mapped IPv6 address as IPv4. */
-static void client_key(const struct sockaddr *sa, char *out, size_t len)
+void relay_addr_key(const struct sockaddr *sa, char *out, size_t len)
 {
     const void *a = NULL;
     int family = sa->sa_family;
@@ -49,6 +49,14 @@ static void client_key(const struct sockaddr *sa, char *out, size_t len)
         }
     }
     if (!a || !inet_ntop(family, a, out, (socklen_t)len))
+        out[0] = '\0';
+}
+
+/* The address of sa without its port, for the log and the admission table. */
+static void client_key(const struct sockaddr *sa, char *out, size_t len)
+{
+    relay_addr_key(sa, out, len);
+    if (!out[0])
         snprintf(out, len, "an unknown address");
 }
 
@@ -86,6 +94,7 @@ const char *const relay_refusal_names[RELAY_REFUSAL_REASONS] = {
     [RELAY_REFUSED_MAX_CONNECTIONS] = "max_connections",
     [RELAY_REFUSED_PER_CLIENT] = "max_connections_per_client",
     [RELAY_REFUSED_BACKEND_DOWN] = "backend_down",
+    [RELAY_REFUSED_NOT_SERVED] = "serve_addresses",
 };
 
 /* Counts a refusal of e's address for reason; logs it unless one was logged in the last
@@ -111,7 +120,8 @@ static int refuse(struct relay *r, struct relay_client *e, enum relay_refusal re
 }
 
 /* relay_admit's decision, under admit_lock. */
-static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
+static int admit_locked(struct relay_conn *c, const struct sockaddr *local,
+                        const struct sockaddr *peer)
 {
     struct relay *r = c->r;
     const struct sd_settings *s = &r->set;
@@ -126,6 +136,12 @@ static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
     }
     if (!sd_prefix_list_match(&s->allow, peer))
         return refuse(r, e, RELAY_REFUSED_ACCESS_LIST, "not in the access list (allow)");
+    relay_addr_key(local, c->local, sizeof(c->local));
+    if (!sd_prefix_list_match(&s->serve_addresses, local)) {
+        snprintf(why, sizeof(why), "made to %s, which is not in serve_addresses",
+                 c->local[0] ? c->local : "an unknown address");
+        return refuse(r, e, RELAY_REFUSED_NOT_SERVED, why);
+    }
     if (r->backend.down) {
         snprintf(why, sizeof(why), "backend %s is down (%s)", r->backend_str, r->backend.why);
         return refuse(r, e, RELAY_REFUSED_BACKEND_DOWN, why);
@@ -148,13 +164,13 @@ static int admit_locked(struct relay_conn *c, const struct sockaddr *peer)
     return 0;
 }
 
-int relay_admit(void *ctx, const struct sockaddr *peer)
+int relay_admit(void *ctx, const struct sockaddr *local, const struct sockaddr *peer)
 {
     struct relay_conn *c = ctx;
     int rc;
 
     pthread_mutex_lock(&c->r->admit_lock);
-    rc = admit_locked(c, peer);
+    rc = admit_locked(c, local, peer);
     pthread_mutex_unlock(&c->r->admit_lock);
     return rc;
 }

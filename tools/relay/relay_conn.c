@@ -198,7 +198,7 @@ static void conn_negotiated(void *ctx, struct smbd_link *k, int err, const char 
         conn_free(c);
         return;
     }
-    if (c->l->stopped) { /* relay_conn_stop_all ran while this one negotiated */
+    if (c->l->stopped || c->ending) { /* ended while this one negotiated */
         smbd_link_free(k);
         conn_free(c);
         return;
@@ -317,19 +317,24 @@ void relay_conn_accept(void *ctx, int revents)
     }
 }
 
+void relay_conn_end(struct relay_conn *c, const char *reason)
+{
+    if (c->state == RELAY_CONN_BRIDGED)
+        smbd_bridge_stop(c->bridge, reason);
+    else if (c->state == RELAY_CONN_CONNECTING)
+        backend_connect_done(c, ECANCELED);
+    else
+        c->ending = 1;
+}
+
 static void stop_on_loop(void *ctx)
 {
     struct relay_loop *l = ctx;
-    const char *reason = l->r->stop_reason;
     struct relay_conn *c, *next;
 
     l->stopped = 1;
-    DL_FOREACH_SAFE(l->conns, c, next) {
-        if (c->state == RELAY_CONN_BRIDGED)
-            smbd_bridge_stop(c->bridge, reason);
-        else if (c->state == RELAY_CONN_CONNECTING)
-            backend_connect_done(c, ECANCELED);
-    }
+    DL_FOREACH_SAFE(l->conns, c, next)
+        relay_conn_end(c, l->r->stop_reason);
 }
 
 void relay_conn_stop_all(struct relay *r, const char *reason)

@@ -3,8 +3,9 @@
  * SMB server: accepts SMB Direct connections (soft-iWARP or RDMA) and bridges each to
  * its own TCP connection to the backend (e.g. Samba smbd), on one event loop per CPU
  * (relay_loops.c). This file is the program: its settings, its signals (SIGTERM
- * drains, SIGHUP reloads the access list and the limits) and --status; relay.h lists
- * the other parts. Every line it logs is "relay: message" at a level (log.h). */
+ * drains, SIGHUP reloads the access list and the limits), --status and --drop-address;
+ * relay.h lists the other parts. Every line it logs is "relay: message" at a level (log.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -27,6 +28,7 @@
 static const char usage_head[] =
     "Usage: smbdirect-relay --listen HOST:PORT --backend HOST:PORT [OPTION]...\n"
     "       smbdirect-relay --status [--json] [--status-socket PATH]\n"
+    "       smbdirect-relay --drop-address IP [--status-socket PATH]\n"
     "       smbdirect-relay --check-config [FILE] [OPTION]...\n"
     "       smbdirect-relay --help | --version\n"
     "\n"
@@ -47,6 +49,10 @@ static const char usage_head[] =
     "  --status                 print the live status of the relay serving the status\n"
     "                           socket, and exit (1 when no relay answers)\n"
     "  --json                   with --status: as one JSON object\n"
+    "  --drop-address IP        make the relay serving the status socket end at once\n"
+    "                           every connection made to its address IP (one a cluster\n"
+    "                           moves away), print how many, and exit (1 when no relay\n"
+    "                           answers)\n"
     "  --check-config           check the configuration file (FILE, else the one the\n"
     "                           relay reads), print the settings in force with where\n"
     "                           each comes from, and exit (1 when it has an error)\n"
@@ -92,13 +98,14 @@ static const char usage_tail[] =
 
 #define RELAY_MMAP_THRESHOLD (256 * 1024)
 
-enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_CHECK_CONFIG, OPT_HELP = 'h',
-       OPT_VERSION = 'V' };
+enum { OPT_LOG_STATS = 1, OPT_STATUS, OPT_JSON, OPT_DROP_ADDRESS, OPT_CHECK_CONFIG,
+       OPT_HELP = 'h', OPT_VERSION = 'V' };
 
 static const struct option relay_options[] = {
     { "log-stats", no_argument, NULL, OPT_LOG_STATS },
     { "status", no_argument, NULL, OPT_STATUS },
     { "json", no_argument, NULL, OPT_JSON },
+    { "drop-address", required_argument, NULL, OPT_DROP_ADDRESS },
     { "help", no_argument, NULL, OPT_HELP },
     { "version", no_argument, NULL, OPT_VERSION },
     { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
@@ -140,6 +147,7 @@ static void drain_start(struct relay *r, const char *signame)
 static void copy_reloadable(struct sd_settings *to, const struct sd_settings *from)
 {
     to->allow = from->allow;
+    to->serve_addresses = from->serve_addresses;
     to->max_connections = from->max_connections;
     to->max_connections_per_client = from->max_connections_per_client;
     to->drain_time_s = from->drain_time_s;
@@ -165,7 +173,7 @@ static void reload(struct relay *r)
     struct sd_settings next, rest;
     struct sd_settings_flags flags;
     struct sd_settings_report rep;
-    char err[600], allow[1024];
+    char err[600], allow[1024], serve[1024];
     const char *why = err;
     int others;
 
@@ -187,9 +195,11 @@ static void reload(struct relay *r)
     copy_reloadable(&r->set, &next);
     pthread_mutex_unlock(&r->admit_lock);
     sd_log_set_level(r->set.log_level);
-    sd_notice("SIGHUP: reloaded: allow %s, max_connections %u, max_connections_per_client %u, "
-              "drain_time %u s (live connections untouched)",
-              sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)), r->set.max_connections,
+    sd_notice("SIGHUP: reloaded: allow %s, serve_addresses %s, max_connections %u, "
+              "max_connections_per_client %u, drain_time %u s (live connections untouched)",
+              sd_prefix_list_format(&r->set.allow, allow, sizeof(allow)),
+              sd_prefix_list_format(&r->set.serve_addresses, serve, sizeof(serve)),
+              r->set.max_connections,
               r->set.max_connections_per_client, r->set.drain_time_s);
     if (others)
         sd_warn("SIGHUP: other settings changed too; they take effect when the relay restarts");
@@ -256,6 +266,8 @@ static int usage_error(const char *fmt, const char *arg)
 struct relay_args {
     struct relay *r;
     int status, json, check_config;
+    int query;                     /* --status or --drop-address: a running relay is asked */
+    const char *drop;              /* --drop-address's IP */
     struct sd_settings_report rep; /* where the settings came from, what was wrong */
 };
 
@@ -263,13 +275,19 @@ static int relay_option(void *ctx, int val, const char *arg, char *err, size_t e
 {
     struct relay_args *a = ctx;
 
-    (void)arg;
-    (void)err;
-    (void)errlen;
+    struct in6_addr ip;
+
     switch (val) {
     case OPT_LOG_STATS: a->r->log_stats = 1; break;
     case OPT_STATUS: a->status = 1; break;
     case OPT_JSON: a->json = 1; break;
+    case OPT_DROP_ADDRESS:
+        if (inet_pton(AF_INET, arg, &ip) != 1 && inet_pton(AF_INET6, arg, &ip) != 1) {
+            snprintf(err, errlen, "--drop-address: '%s' is not an IPv4 or IPv6 address", arg);
+            return -1;
+        }
+        a->drop = arg;
+        break;
     case OPT_CHECK_CONFIG: a->check_config = 1; break;
     case OPT_HELP:
         fputs(usage_head, stdout);
@@ -322,17 +340,20 @@ static int parse_args(int argc, char **argv, struct relay *r, struct relay_args 
         return usage_error("unexpected argument '%s'", argv[first]);
     if (a->json && !a->status)
         return usage_error("%s", "--json goes with --status");
-    if (sd_settings_load(&r->set, SD_PROG_RELAY, file, &flags, &a->rep) < 0 && !a->status &&
+    if (a->drop && (a->status || a->check_config))
+        return usage_error("%s", "--drop-address goes alone (with --status-socket)");
+    a->query = a->status || a->drop;
+    if (sd_settings_load(&r->set, SD_PROG_RELAY, file, &flags, &a->rep) < 0 && !a->query &&
         !a->check_config)
         return usage_error("%s", a->rep.error);
     sd_log_set_level(r->set.log_level);
     if (a->check_config)
         return 0;
-    /* --status only needs the status socket: a broken file must not keep it from
-     * reading the relay that serves (the path from a flag, the environment, the file's
-     * line if right, else the default). */
-    print_problems(&a->rep, a->status);
-    if (!a->status && relay_missing(&r->set))
+    /* --status and --drop-address only need the status socket: a broken file must not
+     * keep them from reaching the relay that serves (the path from a flag, the
+     * environment, the file's line if right, else the default). */
+    print_problems(&a->rep, a->query);
+    if (!a->query && relay_missing(&r->set))
         return usage_error("%s", relay_missing(&r->set));
     r->argc = argc;
     r->argv = argv;
@@ -437,7 +458,13 @@ int main(int argc, char **argv)
     if (a.check_config)
         return check_config(&r, &a.rep);
     if (a.status)
-        return relay_status_query(r.set.status_socket, a.json);
+        return relay_status_query(r.set.status_socket, "--status", a.json ? "json\n" : "text\n");
+    if (a.drop) {
+        char req[64];
+
+        snprintf(req, sizeof(req), "drop %s\n", a.drop);
+        return relay_status_query(r.set.status_socket, "--drop-address", req);
+    }
     relay_fds_raise();
     relay_service_open(&r);
     /* Channel buffers and stream queues of megabytes come and go with each client's I/O:

@@ -162,6 +162,8 @@ static void snapshot_write(const struct relay_snapshot *snap, struct conn_copy *
                 (unsigned long long)((now - r->start_ms) / 1000), r->nloops, live, max,
                 per_client, (unsigned long long)counts.accepted);
     refused_write(&counts, snap->json, out);
+    fprintf(out, snap->json ? "\"dropped\":%llu," : "dropped: %llu by --drop-address\n",
+            (unsigned long long)counts.dropped);
     if (snap->json)
         fprintf(out, "\"backend_state\":\"%s\",\"channel_memory_bytes\":%llu,"
                 "\"channel_memory_per_connection\":%u,\"channel_memory_total\":%u,"

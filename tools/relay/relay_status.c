@@ -2,9 +2,11 @@
 /* tools/relay/relay_status.c — the relay's live status: a UNIX socket (mode 0600: it
  * names every client) where a request line "text" or "json" is answered with one
  * snapshot (relay_snapshot.c: the relay's version and totals, then each connection's
- * client, state, loop, age, bytes each way, RDMA channel bytes and credits) before the
- * relay closes it; and the other end, smbdirect-relay --status. Served on the relay's
- * main loop without blocking it. */
+ * client, state, loop, age, bytes each way, RDMA channel bytes and credits), and a line
+ * "drop ADDR" by ending every connection made to ADDR (relay_drop.c) and saying how many,
+ * before the relay closes it; and the other end, smbdirect-relay --status and
+ * --drop-address. Served on the relay's main loop without blocking it. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -24,9 +26,10 @@
 struct status_client {
     struct relay_status *s;
     int fd;
-    char req[16];
+    char req[64];          /* "drop " and an IPv6 address fit */
     size_t have;
     struct relay_snapshot *snap; /* the answer being gathered */
+    struct relay_drop *drop;     /* ... or the drop being done */
     char *out;             /* the answer, once gathered */
     size_t out_len, out_off;
     int64_t timer;
@@ -52,6 +55,8 @@ static void client_close(struct status_client *sc)
     close(sc->fd);
     if (sc->snap)
         relay_snapshot_forget(sc->snap);
+    if (sc->drop)
+        relay_drop_forget(sc->drop);
     free(sc->out);
     DL_DELETE(s->clients, sc);
     free(sc);
@@ -99,10 +104,58 @@ static void client_answered(void *ctx, char *text, size_t len)
     client_send(sc);
 }
 
+/* Answers sc with line. */
+static void client_say(struct status_client *sc, const char *line)
+{
+    char *out = strdup(line);
+
+    client_answered(sc, out, out ? strlen(out) : 0);
+}
+
+static void client_dropped(void *ctx, long ended)
+{
+    struct status_client *sc = ctx;
+    char line[128];
+
+    sc->drop = NULL;
+    if (ended < 0)
+        snprintf(line, sizeof(line), "error: not every event loop could end its connections "
+                 "to %s\n", sc->req + 5);
+    else
+        snprintf(line, sizeof(line), "dropped %ld connections made to %s\n", ended,
+                 sc->req + 5);
+    client_say(sc, line);
+}
+
+/* "drop ADDR": ADDR is an IPv4 or IPv6 address, compared in relay_addr_key's form. */
+static void client_drop(struct status_client *sc)
+{
+    char *addr = sc->req + 5;
+    struct sockaddr_storage ss = { 0 };
+    struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+    if (inet_pton(AF_INET, addr, &in->sin_addr) == 1)
+        ss.ss_family = AF_INET;
+    else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1)
+        ss.ss_family = AF_INET6;
+    else {
+        char line[128];
+
+        snprintf(line, sizeof(line), "error: not an IP address: '%s'\n", addr);
+        client_say(sc, line);
+        return;
+    }
+    relay_addr_key((struct sockaddr *)&ss, addr, sizeof(sc->req) - 5);
+    sc->drop = relay_drop_start(sc->s->r, addr, client_dropped, sc);
+    if (!sc->drop)
+        client_close(sc);
+}
+
 static void client_answer(struct status_client *sc)
 {
-    static const char unknown[] = "error: unknown request '%s': ask text or json\n";
     int json = strcmp(sc->req, "json") == 0;
+    char line[128];
 
     sd_loop_mod_fd(sc->s->r->loop, sc->fd, 0); /* nothing more to read */
     if (json || strcmp(sc->req, "text") == 0) {
@@ -111,11 +164,13 @@ static void client_answer(struct status_client *sc)
             client_close(sc);
         return;
     }
-    sc->out_len = strlen(unknown) + strlen(sc->req);
-    sc->out = malloc(sc->out_len);
-    if (sc->out)
-        sc->out_len = (size_t)snprintf(sc->out, sc->out_len, unknown, sc->req);
-    client_answered(sc, sc->out, sc->out_len);
+    if (strncmp(sc->req, "drop ", 5) == 0) {
+        client_drop(sc);
+        return;
+    }
+    snprintf(line, sizeof(line), "error: unknown request '%s': ask text, json or drop ADDR\n",
+             sc->req);
+    client_say(sc, line);
 }
 
 static void client_cb(void *ctx, int revents)
@@ -129,7 +184,7 @@ static void client_cb(void *ctx, int revents)
         client_send(sc);
         return;
     }
-    if (sc->snap) { /* not read meanwhile: an error or a hang-up */
+    if (sc->snap || sc->drop) { /* not read meanwhile: an error or a hang-up */
         client_close(sc);
         return;
     }
@@ -255,24 +310,23 @@ void relay_status_stop(struct relay_status *s)
     free(s);
 }
 
-/* ---- the client: smbdirect-relay --status ---- */
+/* ---- the client: smbdirect-relay --status and --drop-address ---- */
 
-int relay_status_query(const char *path, int json)
+int relay_status_query(const char *path, const char *flag, const char *request)
 {
     struct timeval tv = { .tv_sec = QUERY_TIMEOUT_S };
-    const char *req = json ? "json\n" : "text\n";
     char buf[65536];
     ssize_t n;
-    int fd, rc;
+    int fd, rc, refused = -1;
 
     if (!*path) {
-        fprintf(stderr, "smbdirect-relay: --status: no status socket is set "
-                "(status_socket, SMBDIRECT_STATUS_SOCKET, --status-socket)\n");
+        fprintf(stderr, "smbdirect-relay: %s: no status socket is set "
+                "(status_socket, SMBDIRECT_STATUS_SOCKET, --status-socket)\n", flag);
         return 1;
     }
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || (rc = connect_path(fd, path)) < 0) {
-        fprintf(stderr, "smbdirect-relay: --status: no relay answers at %s: %s\n", path,
+        fprintf(stderr, "smbdirect-relay: %s: no relay answers at %s: %s\n", flag, path,
                 strerror(fd < 0 ? errno : -rc));
         if (fd >= 0)
             close(fd);
@@ -280,18 +334,22 @@ int relay_status_query(const char *path, int json)
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)) {
-        fprintf(stderr, "smbdirect-relay: --status: %s: %s\n", path, strerror(errno));
+    if (send(fd, request, strlen(request), MSG_NOSIGNAL) != (ssize_t)strlen(request)) {
+        fprintf(stderr, "smbdirect-relay: %s: %s: %s\n", flag, path, strerror(errno));
         close(fd);
         return 1;
     }
-    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+        if (refused < 0) /* the answer's first bytes say whether it is an error */
+            refused = n >= 6 && memcmp(buf, "error:", 6) == 0;
         fwrite(buf, 1, (size_t)n, stdout);
+    }
     rc = n < 0 ? errno : 0;
     close(fd);
-    if (rc) {
-        fprintf(stderr, "smbdirect-relay: --status: %s: %s\n", path, strerror(rc));
+    if (rc || refused < 0) {
+        fprintf(stderr, "smbdirect-relay: %s: %s: %s\n", flag, path,
+                rc ? strerror(rc) : "the relay closed without an answer");
         return 1;
     }
-    return 0;
+    return refused;
 }

@@ -25,11 +25,11 @@ struct smbd_link_opts {
                                    (RLIMIT_MEMLOCK), the link reserves room for one such
                                    I/O beside its permanent buffers, shrinking what can
                                    shrink when the limit holds less (smbd_memplan.h). */
-    /* Passive side, may be NULL: asked with the connecting peer's address before
-     * anything is set up for it (sd_cm_params.admit), with the ctx given to
-     * smbd_link_accept_start (NULL from smbd_link_accept); a negative errno refuses the
-     * connection and the accept fails with it. */
-    int (*admit)(void *ctx, const struct sockaddr *peer);
+    /* Passive side, may be NULL: asked with the address the peer connected to and the
+     * peer's before anything is set up for it (sd_cm_params.admit), with the ctx given
+     * to smbd_link_accept_start (NULL from smbd_link_accept); a negative errno refuses
+     * the connection and the accept fails with it. */
+    int (*admit)(void *ctx, const struct sockaddr *local, const struct sockaddr *peer);
     /* The application's part of the private data this side sends with its connection
      * request or reply (sd_cm_params; the relay's note: smbd_link_note.h). */
     const void *private_data;

@@ -20,11 +20,11 @@ struct accept_hook {
     struct smbd_link *k;
 };
 
-static int link_admit(const struct sockaddr *peer, void *arg)
+static int link_admit(const struct sockaddr *local, const struct sockaddr *peer, void *arg)
 {
     const struct accept_hook *h = arg;
 
-    return h->o->admit(h->ctx, peer);
+    return h->o->admit(h->ctx, local, peer);
 }
 
 static int link_pre_accept(struct sd_qp *qp, void *arg)

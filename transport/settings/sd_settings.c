@@ -51,6 +51,7 @@ static void *field(struct sd_settings *s, enum sd_setting_id id)
     case SD_SET_LISTEN: return &s->listen;
     case SD_SET_BACKEND: return &s->backend;
     case SD_SET_ALLOW: return &s->allow;
+    case SD_SET_SERVE_ADDRESSES: return &s->serve_addresses;
     case SD_SET_MAX_CONNECTIONS: return &s->max_connections;
     case SD_SET_MAX_CONNECTIONS_PER_CLIENT: return &s->max_connections_per_client;
     case SD_SET_DRAIN_TIME: return &s->drain_time_s;

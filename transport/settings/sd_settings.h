@@ -61,6 +61,7 @@ enum sd_setting_id {
     SD_SET_LISTEN,
     SD_SET_BACKEND,
     SD_SET_ALLOW,
+    SD_SET_SERVE_ADDRESSES,
     SD_SET_MAX_CONNECTIONS,
     SD_SET_MAX_CONNECTIONS_PER_CLIENT,
     SD_SET_DRAIN_TIME,
@@ -147,6 +148,7 @@ struct sd_settings {
     uint32_t soft_handshake_ms;
     struct sd_hostport listen, backend;
     struct sd_prefix_list allow;
+    struct sd_prefix_list serve_addresses; /* the relay's own addresses it serves */
     uint32_t max_connections, max_connections_per_client;
     uint32_t drain_time_s;
     char status_socket[SD_PATH_MAX];

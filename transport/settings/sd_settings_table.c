@@ -232,6 +232,17 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "it",
         .brief = "client addresses the relay serves; a connection from any other is refused before "
                  "it is accepted" },
+    [SD_SET_SERVE_ADDRESSES] = {
+        .env = "SMBDIRECT_SERVE_ADDRESSES", .flag = "serve-addresses", .env_progs = RELAY,
+        .flag_progs = RELAY, .kind = SD_KIND_PREFIXES, .def = SAME("0.0.0.0/0,::/0"),
+        /* A relay listening on a wildcard address serves a cluster's public addresses
+         * wherever they land; this keeps it off the node's other addresses. */
+        .help = "the relay's own addresses it serves (with a wildcard listen, e.g. a "
+                "cluster's public addresses): a connection made to any other address of "
+                "the host is refused before it is accepted (counted in --status); SIGHUP "
+                "re-reads it",
+        .brief = "its own addresses it serves (with a wildcard listen); a connection to another "
+                 "is refused" },
     [SD_SET_MAX_CONNECTIONS] = {
         .env = "SMBDIRECT_MAX_CONNECTIONS", .flag = "max-connections", .env_progs = RELAY,
         .flag_progs = RELAY, .kind = SD_KIND_NUMBER, .min = 0, .max = 65536,

@@ -92,13 +92,26 @@ static struct sd_qp *answer_fail(struct sd_soft_pending *p, int *err, int e)
     return NULL;
 }
 
+/* The admit hook, asked with the address the TCP connection reached and the peer's. */
+static int pending_admit(const struct sd_soft_pending *p, const struct sd_cm_params *params)
+{
+    struct sockaddr_storage local;
+    socklen_t ll = sizeof(local);
+
+    memset(&local, 0, sizeof(local));
+    if (sd_libc()->getsockname(p->fd, (struct sockaddr *)&local, &ll) < 0)
+        local.ss_family = 0;
+    return params->admit((struct sockaddr *)&local, (struct sockaddr *)&p->peer_addr,
+                         params->admit_arg);
+}
+
 struct sd_qp *sd_soft_pending_answer(struct sd_soft_pending *p, const struct sd_cm_params *params,
                                      struct sd_cm_result *result, int *err)
 {
     uint8_t rep[SD_SOFT_MPA_FRAME_MAX];
     size_t rlen = 0;
     struct sd_soft_mpa_result neg;
-    int r = params->admit ? params->admit((struct sockaddr *)&p->peer_addr, params->admit_arg) : 0;
+    int r = params->admit ? pending_admit(p, params) : 0;
 
     if (r < 0) {
         sd_soft_mpa_reject(rep, &rlen, p->req[17], NULL); /* the hook logs (provider.h) */

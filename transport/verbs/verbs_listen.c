@@ -147,7 +147,8 @@ struct sd_qp *sd_verbs_accept(struct sd_listener *l, const struct sd_cm_params *
     }
     child = req.id;
     if (params->admit) {
-        rc = params->admit(rdma_get_peer_addr(child), params->admit_arg);
+        rc = params->admit(rdma_get_local_addr(child), rdma_get_peer_addr(child),
+                           params->admit_arg);
         if (rc) {
             rdma_reject(child, NULL, 0);
             rdma_destroy_id(child);
