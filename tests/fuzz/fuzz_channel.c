@@ -10,8 +10,10 @@
  * a channel request the server role accepts at the same dialect; after an error result
  * the role's I/Os are all released; every cookie comes back exactly once and nothing
  * leaks.
- * fuzz-sources: transport/channel/smb2_wire.c transport/channel/chan_*.c
- * fuzz-sources: transport/smbd/smbd_wire.c tests/unit/th_smb2.c */
+ * fuzz-sources: transport/channel/smb2_wire.c transport/channel/smb2_sign.c
+ * fuzz-sources: transport/channel/chan_*.c
+ * fuzz-sources: transport/smbd/smbd_wire.c tests/unit/th_smb2.c
+ * fuzz-libs: -lnettle */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

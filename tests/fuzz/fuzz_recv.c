@@ -8,7 +8,7 @@
  * Data Transfer the peer accepts (valid layout, within its MaxReceiveSize, at least
  * one credit requested: MS-SMBD 3.1.5.8); deliveries respect MaxFragmentedRecvSize;
  * termination is reported once; freeing the connection deregisters all memory.
- * fuzz-sources: common/log.c common/sd_libc.c transport/smbd/smbd_wire.c
+ * fuzz-sources: common/log.c common/sd_libc.c common/sd_fsm.c transport/smbd/smbd_wire.c
  * fuzz-sources: transport/smbd/smbd_conn*.c
  * fuzz-sources: transport/smbd/smbd_credits.c transport/smbd/smbd_send_pool.c
  * fuzz-sources: transport/smbd/smbd_pin.c transport/smbd/smbd_memplan.c transport/sd_pinned.c

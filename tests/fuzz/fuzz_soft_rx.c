@@ -11,7 +11,7 @@
  * progressed and its completions polled after each. Checked: no crash, hang or
  * sanitizer report; every completion names a posted receive or the connection's end,
  * and nothing completes after CONN_LOST.
- * fuzz-sources: common/log.c common/sd_libc.c common/sd_clock.c common/sd_addr.c
+ * fuzz-sources: common/log.c common/sd_libc.c common/sd_fsm.c common/sd_clock.c common/sd_addr.c
  * fuzz-sources: common/sd_num.c transport/provider.c transport/sd_irdord.c transport/sd_pipeheld.c
  * fuzz-sources: transport/soft/soft_*.c */
 #include <stdint.h>
