@@ -102,6 +102,13 @@ void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status)
     sd_verbs_qp_set_lost(qp, sd_verbs_wc_status(status), why);
 }
 
+int sd_verbs_post_refused(struct sd_qp *qp, const char *what, int rc)
+{
+    sd_debug("verbs: %s refused: %s", what, strerror(rc < 0 ? -rc : rc));
+    sd_verbs_qp_lose_on_error(qp, IBV_WC_LOC_QP_OP_ERR);
+    return -ENOTCONN;
+}
+
 void sd_verbs_disconnect(struct sd_qp *qp)
 {
     sd_verbs_qp_set_lost(qp, SD_WC_FLUSHED, "local disconnect");

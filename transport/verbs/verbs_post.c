@@ -57,7 +57,7 @@ int sd_verbs_post_recv(struct sd_qp *qp, uint64_t wr_id, const struct sd_sge *sg
     wr.num_sge = 1;
     rc = ibv_post_recv(qp->id->qp, &wr, &bad);
     if (rc)
-        return -rc;
+        return sd_verbs_post_refused(qp, "ibv_post_recv", rc);
     sd_verbs_ring_commit(&qp->rq, index);
     return 0;
 }
@@ -75,7 +75,7 @@ static int post_sq(struct sd_qp *qp, struct ibv_send_wr *wr, struct sd_verbs_wr 
     if (rc) {
         if (slot->read_sink_mr)
             ibv_dereg_mr(slot->read_sink_mr);
-        return -rc;
+        return sd_verbs_post_refused(qp, "ibv_post_send", rc);
     }
     sd_verbs_ring_commit(&qp->sq, index);
     return 0;

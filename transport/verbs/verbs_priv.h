@@ -162,6 +162,10 @@ void sd_verbs_qp_set_lost(struct sd_qp *qp, enum sd_wc_status cause, const char 
  * is awaited up to LINK_SETTLE_MS, once per lost connection); else the loss takes the
  * request's status, with the port's state when the port is not up. */
 void sd_verbs_qp_lose_on_error(struct sd_qp *qp, enum ibv_wc_status status);
+/* The device refused a post (what returned rc): the connection is lost, named as a failed
+ * request's loss is (a link gone down before its event was read makes the QP refuse
+ * posts). -ENOTCONN: the loss follows as SD_WC_CONN_LOST with its cause. */
+int sd_verbs_post_refused(struct sd_qp *qp, const char *what, int rc);
 /* Whether the wait for flushes after the loss is over (its timer fired). */
 int sd_verbs_flush_wait_over(struct sd_qp *qp);
 
