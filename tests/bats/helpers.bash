@@ -25,6 +25,20 @@ source "$BATS_TEST_DIRNAME/../../scripts/lib/samba-env.sh"
 : "${SD_VIA:=shim}"
 export SD_VIA
 
+# Python's libsmbclient test programs (tests/tools: sessions held open, a copy by smbc
+# calls), the interpreter whose smbc module they use (python3 on PATH may be another one
+# without it), and the words the shim logs when a server refuses a connection.
+SMBC_SESSIONS="$BATS_TEST_DIRNAME/../tools/smbc_sessions.py"
+SMBC_COPY="$BATS_TEST_DIRNAME/../tools/smbc_copy.py"
+PYTHON=/usr/bin/python3
+REFUSED="refused by the server (its access policy or connection limits)"
+
+# wait_pids — waits for every background process the test put in PIDS, whatever it ends with.
+wait_pids() {
+    local p
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+
 # suite_start ADDR [smbd options...] — creates the environment, starts smbd and (via
 # shim) the relay; on failure cleans up and fails. Exports SENV_* for the tests.
 suite_start() {

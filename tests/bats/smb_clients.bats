@@ -21,9 +21,6 @@
 
 load helpers
 
-SMBC_COPY="$BATS_TEST_DIRNAME/../tools/smbc_copy.py"
-PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smbc
-
 # Each test has its own smbd and relay (one test needs other settings for both).
 setup() { suite_start 127.0.0.25; }
 teardown() { dump_logs_on_failure; suite_stop; }

@@ -17,10 +17,6 @@
 
 load helpers
 
-SMBC_SESSIONS="$BATS_TEST_DIRNAME/../tools/smbc_sessions.py"
-PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smbc
-REFUSED="refused by the server (its access policy or connection limits)"
-
 setup() {
     require_shim
     CONF=$(mktemp)
@@ -31,8 +27,7 @@ setup() {
 
 teardown() {
     [ -z "${W:-}" ] || touch "$W/go"
-    local p
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    wait_pids
     dump_logs_on_failure
     suite_stop
     rm -f "$CONF"

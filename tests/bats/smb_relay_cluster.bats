@@ -12,10 +12,6 @@
 
 load helpers
 
-SMBC_SESSIONS="$BATS_TEST_DIRNAME/../tools/smbc_sessions.py"
-PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smbc
-REFUSED="refused by the server (its access policy or connection limits)"
-
 setup() {
     require_shim
     CONF=$(mktemp)
@@ -25,8 +21,7 @@ setup() {
 
 teardown() {
     [ -z "${W:-}" ] || touch "$W/go-127.0.0.38" "$W/go-127.0.0.39"
-    local p
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    wait_pids
     dump_logs_on_failure
     suite_stop
     rm -f "$CONF"

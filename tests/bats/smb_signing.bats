@@ -17,9 +17,6 @@
 
 load helpers
 
-SMBC_COPY="$BATS_TEST_DIRNAME/../tools/smbc_copy.py"
-PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smbc
-
 setup_file() {
     suite_start 127.0.0.35 signing=mandatory guest=no || return 1
     senv_add_user || { suite_stop; return 1; }

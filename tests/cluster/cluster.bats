@@ -14,10 +14,6 @@
 load ../bats/helpers
 source "$BATS_TEST_DIRNAME/cluster.bash"
 
-SMBC_SESSIONS="$BATS_TEST_DIRNAME/../tools/smbc_sessions.py"
-SMBC_COPY="$BATS_TEST_DIRNAME/../tools/smbc_copy.py"
-PYTHON=/usr/bin/python3 # python3 on PATH may be another interpreter without smbc
-
 setup_file() {
     CL_DIR=$(mktemp -d /tmp/smbdirect-cluster.XXXXXX)
     export CL_DIR
@@ -37,8 +33,7 @@ setup() {
 
 teardown() {
     touch "$W/go"
-    local p
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    wait_pids
     if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
         local n
         for ((n = 1; n <= CL_NODES; n++)); do
