@@ -2,6 +2,8 @@
 /* common/sd_clock.c — the monotonic clock (see sd_clock.h). */
 #include "sd_clock.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <time.h>
 
 uint64_t sd_now_us(void)
@@ -27,4 +29,14 @@ int sd_ms_until(uint64_t deadline_ms)
     if (deadline_ms <= now)
         return 0;
     return deadline_ms - now > INT32_MAX ? INT32_MAX : (int)(deadline_ms - now);
+}
+
+int sd_poll_fd(int fd, short events, uint64_t deadline_ms)
+{
+    struct pollfd p = { .fd = fd, .events = events };
+    int rc;
+
+    while ((rc = poll(&p, 1, sd_ms_until(deadline_ms))) < 0 && errno == EINTR)
+        ;
+    return rc > 0 ? 0 : rc == 0 ? -ETIMEDOUT : -errno;
 }

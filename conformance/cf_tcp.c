@@ -15,18 +15,6 @@
 
 #define HDR 4u
 
-/* Waits until fd is ready for events or deadline: 0, or -ETIMEDOUT. */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-    struct pollfd p = { fd, events, 0 };
-    int rc;
-
-    do {
-        rc = poll(&p, 1, sd_ms_until(deadline));
-    } while (rc < 0 && errno == EINTR);
-    return rc > 0 ? 0 : -ETIMEDOUT;
-}
-
 int cf_tcp_connect(const struct sockaddr *addr, socklen_t len, int timeout_ms)
 {
     int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), err = 0;
@@ -36,7 +24,7 @@ int cf_tcp_connect(const struct sockaddr *addr, socklen_t len, int timeout_ms)
         return -errno;
     if (connect(fd, addr, len) < 0 && errno != EINPROGRESS)
         err = errno;
-    else if (wait_fd(fd, POLLOUT, sd_now_ms() + (uint64_t)timeout_ms) < 0)
+    else if (sd_poll_fd(fd, POLLOUT, sd_now_ms() + (uint64_t)timeout_ms) < 0)
         err = ETIMEDOUT;
     else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
         err = errno;
@@ -66,7 +54,7 @@ int cf_tcp_send(int fd, const void *msg, size_t len, int timeout_ms)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN) {
-            if (wait_fd(fd, POLLOUT, deadline) < 0)
+            if (sd_poll_fd(fd, POLLOUT, deadline) < 0)
                 return -ETIMEDOUT;
             continue;
         }
@@ -91,7 +79,7 @@ static int read_all(int fd, uint8_t *buf, size_t len, uint64_t deadline)
             return -ENOTCONN;
         if (n < 0 && errno != EAGAIN && errno != EINTR)
             return -errno;
-        if (n < 0 && wait_fd(fd, POLLIN, deadline) < 0)
+        if (n < 0 && sd_poll_fd(fd, POLLIN, deadline) < 0)
             return -ETIMEDOUT;
         if (n > 0)
             off += (size_t)n;

@@ -17,27 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Waits for events on fd until the deadline (-1: none). 0, or -ETIMEDOUT/-errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-    for (;;) {
-        int left = -1;
-        if (deadline >= 0) {
-            int64_t d = deadline - (int64_t)sd_now_ms();
-            left = d < 0 ? 0 : (int)(d > 1000000 ? 1000000 : d);
-        }
-        struct pollfd p = {.fd = fd, .events = events};
-        int r = poll(&p, 1, left);
-        if (r > 0)
-            return 0;
-        if (r == 0)
-            return -ETIMEDOUT;
-        if (errno != EINTR)
-            return -errno;
-    }
-}
-
-static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
+/* Sends all n bytes before the deadline (UINT64_MAX: none): 0, or -ETIMEDOUT/-errno. */
+static int send_all(int fd, const uint8_t *p, size_t n, uint64_t deadline)
 {
     while (n) {
         ssize_t w = sd_libc()->send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -48,7 +29,7 @@ static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
         }
         if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return -errno;
-        int r = wait_fd(fd, POLLOUT, deadline);
+        int r = sd_poll_fd(fd, POLLOUT, deadline);
         if (r)
             return r;
     }
@@ -56,7 +37,7 @@ static int send_all(int fd, const uint8_t *p, size_t n, int64_t deadline)
 }
 
 /* Reads exactly n bytes (never more: FPDUs may follow the MPA frame). */
-static int recv_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
+static int recv_exact(int fd, uint8_t *p, size_t n, uint64_t deadline)
 {
     while (n) {
         ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
@@ -69,7 +50,7 @@ static int recv_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
             return -ECONNRESET;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return -errno;
-        int w = wait_fd(fd, POLLIN, deadline);
+        int w = sd_poll_fd(fd, POLLIN, deadline);
         if (w)
             return w;
     }
@@ -77,7 +58,7 @@ static int recv_exact(int fd, uint8_t *p, size_t n, int64_t deadline)
 }
 
 /* Reads the MPA reply frame into buf; returns its length or -errno. */
-static int read_reply(int fd, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], int64_t deadline)
+static int read_reply(int fd, uint8_t buf[SD_SOFT_MPA_FRAME_MAX], uint64_t deadline)
 {
     int r = recv_exact(fd, buf, MPA_RR_HDR_LEN, deadline);
     if (r)
@@ -126,16 +107,16 @@ static struct sd_qp *fail(int fd, int *err, int e)
     return NULL;
 }
 
-static int64_t deadline_of(int timeout_ms)
+static uint64_t deadline_of(int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : (int64_t)sd_now_ms() + timeout_ms;
+    return timeout_ms < 0 ? UINT64_MAX : sd_now_ms() + (uint64_t)timeout_ms;
 }
 
 struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
                               const struct sd_cm_params *params, int timeout_ms,
                               struct sd_cm_result *result, int *err)
 {
-    int64_t deadline = deadline_of(timeout_ms);
+    uint64_t deadline = deadline_of(timeout_ms);
     if (!addr || !params)
         return fail(-1, err, -EINVAL);
     uint8_t frame[SD_SOFT_MPA_FRAME_MAX];
@@ -148,7 +129,7 @@ struct sd_qp *sd_soft_connect(const struct sockaddr *addr, socklen_t addrlen,
     if (sd_libc()->connect(fd, addr, addrlen) != 0) {
         if (errno != EINPROGRESS)
             return fail(fd, err, -errno);
-        int r = wait_fd(fd, POLLOUT, deadline);
+        int r = sd_poll_fd(fd, POLLOUT, deadline);
         if (r)
             return fail(fd, err, r);
         int soerr = 0;
