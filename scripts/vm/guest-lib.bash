@@ -91,19 +91,20 @@ vm_rdma_readd() {
     done
 }
 
-# vm_ksmbd_start — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with ksmbd.mountd from
-# ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER, multichannel on
-# (channels bound to a session: the probe's Smb2Multichannel cases). Create the RDMA
-# devices first: ksmbd picks its SMB Direct port when it starts (5445 once an iWARP device exists,
-# else 445). Waits until its TCP and RDMA listeners are up.
+# vm_ksmbd_start [auto|mandatory] — ksmbd (this tier's build: SMB Direct, opinfo_put guard) with
+# ksmbd.mountd from ksmbd-tools 3.5.2, share [share] on $VM_KSMBD_DIR/share, user $VM_KSMBD_USER,
+# multichannel on (channels bound to a session: the probe's Smb2Multichannel cases), "server
+# signing" as given (auto by default; mandatory: every session is signed, whatever the client
+# asks). Create the RDMA devices first: ksmbd picks its SMB Direct port when it starts (5445 once
+# an iWARP device exists, else 445). Waits until its TCP and RDMA listeners are up.
 vm_ksmbd_start() {
-    local conf=$VM_KSMBD_DIR/ksmbd.conf db=$VM_KSMBD_DIR/ksmbdpwd.db
+    local conf=$VM_KSMBD_DIR/ksmbd.conf db=$VM_KSMBD_DIR/ksmbdpwd.db signing=${1:-auto}
     # ksmbd opens files with the credentials of the user's Unix account; vmuser has none here.
     mkdir -p "$VM_KSMBD_DIR/share" && chmod 0777 "$VM_KSMBD_DIR/share" && modprobe ksmbd || return 1
     cat >"$conf" <<EOF
 [global]
 	netbios name = VMKSMBD
-	server signing = auto
+	server signing = $signing
 	server multi channel support = yes
 [share]
 	path = $VM_KSMBD_DIR/share

@@ -80,7 +80,7 @@ ksmbd_check_no_idle_reads() {
     rm -rf "$d"
 }
 
-# ksmbd_check_large_put_get ADDR VIA LABEL [channel|signed|signed-3.0] — puts and gets 64 MiB in
+# ksmbd_check_large_put_get ADDR VIA LABEL [channel|signed|signed-3.0|required] — puts and gets 64 MiB in
 # one session: smbclient writes and reads up to 8 MiB per SMB2 request, far above ksmbd's
 # MaxFragmentedSize (173910), so the put can only succeed over the RDMA read/write channel (ksmbd
 # RDMA-reads the WRITE data from and RDMA-writes the READ data into the shim's registered
@@ -90,7 +90,9 @@ ksmbd_check_no_idle_reads() {
 # signs each rewritten request again with the session's key, checks ksmbd's signed responses
 # and signs the rebuilt READ responses; its end line counts those I/Os ("N of them signed
 # again") and smbclient's sizes are never lowered to fit inline; ksmbd logs no signature
-# failure. Both copies keep their sha256. The rate is noted, with the shim's channel counts.
+# failure. "required": smbclient asks for nothing (as "channel"), against a ksmbd whose "server
+# signing = mandatory" signs the session all the same, and the data goes by the channel, signed
+# as above. Both copies keep their sha256. The rate is noted, with the shim's channel counts.
 ksmbd_check_large_put_get() {
     local addr=$1 via=$2 label=$3 mode=${4:-channel} d name t0 t1 line size=$((64 * 1024 * 1024))
     local args=() signed_ios bad0 bad1

@@ -70,14 +70,6 @@ teardown() { cifs_umount; }
     ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw"
 }
 
-@test "smbclient + shim, soft-iWARP -> ksmbd on siw: signed session (SMB 3.1.1), 64 MiB put and get by the RDMA channel, signed again by the shim, keep sha256" {
-    ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw" signed
-}
-
-@test "smbclient + shim, soft-iWARP -> ksmbd on siw: signed session at SMB 3.0 (AES-128-CMAC), 64 MiB put and get by the RDMA channel keep sha256" {
-    ksmbd_check_large_put_get "$VM_SIW_IP" soft "shim soft -> ksmbd/siw" signed-3.0
-}
-
 @test "smbclient + shim, verbs on siw -> ksmbd: ls, get and put keep sha256" {
     ksmbd_check_ls_get_put "$VM_SIW_IP" rdma
 }
@@ -88,10 +80,6 @@ teardown() { cifs_umount; }
 
 @test "smbclient + shim, verbs on siw -> ksmbd: 16 MiB get rate" {
     ksmbd_check_get_rate "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw"
-}
-
-@test "smbclient + shim, verbs on siw -> ksmbd: signed session at SMB 3.0 (AES-128-CMAC), 64 MiB put and get by the RDMA channel keep sha256" {
-    ksmbd_check_large_put_get "$VM_SIW_IP" rdma "shim verbs/siw -> ksmbd/siw" signed-3.0
 }
 
 @test "smbclient + shim, verbs on siw -> ksmbd under Debian's default 8 MiB RLIMIT_MEMLOCK, unprivileged: 64 MiB put and get, channel and signed, keep sha256" {
