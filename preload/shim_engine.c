@@ -187,13 +187,16 @@ static void job_forget(struct shim_tunnel_job *job)
 static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
 {
     struct shim_tunnel_job *job = ctx;
+    struct sd_loop_poll_stats poll;
 
-    sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu / %llu delivered; of the "
-            "program's %llu bytes, %llu sent from its own thread; of the %llu it was given, "
-            "%llu by reference (%llu never copied by the shim); its signed requests: %llu "
-            "verified, %llu failed, %llu without a key, %llu too large to check",
+    sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu of them from where they "
+            "lay, %llu / %llu delivered; of the program's %llu bytes, %llu sent from its own "
+            "thread; of the %llu it was given, %llu by reference (%llu never copied by the "
+            "shim); its signed requests: %llu verified, %llu failed, %llu without a key, %llu "
+            "too large to check",
             err ? strerror(-err) : "closed by the program",
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
+            (unsigned long long)st->smbd.bytes_sent_owned,
             (unsigned long long)st->smbd.msgs_delivered,
             (unsigned long long)st->smbd.bytes_delivered,
             (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed,
@@ -205,14 +208,19 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
     if (st->chan.rdma_reads || st->chan.rdma_writes)
         sd_info("RDMA channel: %llu WRITEs / %llu bytes read by the server, %llu READs / %llu "
                 "bytes written by it, %llu of them signed again, buffers peak %llu bytes, "
-                "memory waits %llu (%llu ms)",
+                "memory waits %llu (%llu ms), %llu bytes of WRITE data registered where they lay",
                 (unsigned long long)st->chan.rdma_reads,
                 (unsigned long long)st->chan.rdma_read_bytes,
                 (unsigned long long)st->chan.rdma_writes,
                 (unsigned long long)st->chan.rdma_write_bytes,
                 (unsigned long long)st->chan.rdma_signed,
                 (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
-                (unsigned long long)st->chan.mem_wait_ms);
+                (unsigned long long)st->chan.mem_wait_ms,
+                (unsigned long long)st->chan.in_place_bytes);
+    sd_loop_poll_stats(engine_loop, &poll); /* the engine's loop, all its tunnels so far */
+    sd_debug("engine loop: %llu waits ended by busy polling, %llu polls ran out, %llu sleeps",
+             (unsigned long long)poll.hits, (unsigned long long)poll.misses,
+             (unsigned long long)poll.sleeps);
     shim_fdtable_tunnel_ended(&job->app_key, err);
     job_forget(job);
 }

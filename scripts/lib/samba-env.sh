@@ -28,6 +28,8 @@
 #   SENV_RELAY_PORT     relay (SMB Direct) port (default 5445, the shim's soft-iWARP default)
 #   SENV_RELAY_HOST     relay listen address (default ADDR; e.g. [::] for every address)
 #   SENV_RELAY_TRANSPORT relay --transport (default soft)
+#   SENV_NETNS          a named network namespace (ip netns) that smbd and the relay run in,
+#                       ADDR being one of its addresses (default: none, the caller's)
 #   SENV_RELAY_ENV      SMBDIRECT_NAME=VALUE words the relay gets in its environment; it
 #                       gets no other SMBDIRECT_ variable of the caller but SMBDIRECT_CONFIG
 #   SENV_SMBD_LOGLEVEL  smbd "log level" (default 2)
@@ -151,9 +153,20 @@ senv_add_user() {
         smbpasswd -c "$SENV_CONF" -a -s "$SENV_USER" >/dev/null || return 1
 }
 
-# senv_listening ADDR PORT — true when something listens on ADDR:PORT (checked with ss,
-# so no connection is made to the server being waited for).
-senv_listening() { [ -n "$(ss -Hltn "src $1:$2" 2>/dev/null)" ]; }
+# senv_listening ADDR PORT — true when something listens on ADDR:PORT, in SENV_NETNS when
+# set (checked with ss, so no connection is made to the server being waited for).
+senv_listening() {
+    local net=()
+    [ -z "${SENV_NETNS:-}" ] || net=(-N "$SENV_NETNS")
+    [ -n "$(ss "${net[@]}" -Hltn "src $1:$2" 2>/dev/null)" ]
+}
+
+# senv_exec_in_net COMMAND... — for a background job: replaces it with COMMAND, run in
+# SENV_NETNS when set, so that $! is COMMAND's pid.
+senv_exec_in_net() {
+    [ -z "${SENV_NETNS:-}" ] || exec ip netns exec "$SENV_NETNS" "$@"
+    exec "$@"
+}
 
 # senv_wait_listen ADDR PORT SECONDS PID — waits until something listens on ADDR:PORT;
 # gives up early when process PID (the server being started) has exited.
@@ -191,7 +204,8 @@ senv_smbd_start() {
         senv_say "$SENV_ADDR:$SENV_SMB_PORT is already in use (a system smbd? stop it)"
         return 1
     fi
-    smbd --foreground --configfile="$SENV_CONF" </dev/null >>"$SENV_SMBD_LOG" 2>&1 3>&- &
+    senv_exec_in_net smbd --foreground --configfile="$SENV_CONF" </dev/null >>"$SENV_SMBD_LOG" \
+        2>&1 3>&- &
     SENV_SMBD_PID=$!
     senv_await_start smbd "$SENV_SMBD_PID" "$SENV_SMB_PORT" 20 "$SENV_SMBD_LOG"
 }
@@ -216,7 +230,7 @@ senv_relay_start() {
     local asan=${ASAN_OPTIONS-}
     [ "${SENV_RELAY_LEAKS:-0}" = 1 ] && asan="${asan:+$asan:}detect_leaks=1"
     # shellcheck disable=SC2086 # SENV_RELAY_ENV: words
-    ASAN_OPTIONS=$asan setsid env "${unset[@]}" ${SENV_RELAY_ENV-} \
+    ASAN_OPTIONS=$asan senv_exec_in_net setsid env "${unset[@]}" ${SENV_RELAY_ENV-} \
         "$relay" --listen "$host:$SENV_RELAY_PORT" \
         --backend "$SENV_ADDR:$SENV_SMB_PORT" --transport "$SENV_RELAY_TRANSPORT" \
         --status-socket "$SENV_DIR/relay.sock" --drain-time 0 "$@" \

@@ -11,7 +11,7 @@
 # smb_addrmap .27 (and .28, where nothing listens); smb_mount .29; smb_relay_ops .31 (the
 # relay on [::]:5446, clients from 127.0.0.1 and ::1); smb_torture .32; smb_relay_service .34;
 # smb_signing .35; smb_limits .36; smb_release .37; smb_relay_cluster .38 (and .39, the relay's
-# second address); scripts/bench-ab .33;
+# second address); smb_fast_paths .40; scripts/bench-ab .33;
 # scripts/demo .21, scripts/bench .22, scripts/soak .23 (its default). smb_faults uses no loopback address:
 # 10.213.0.1/.2 on a veth pair into a network namespace it creates.
 #

@@ -158,7 +158,8 @@ get_counts() {
         if [ "$mode" = on ]; then
             [ "$fed" -gt $((in / 2)) ]   # smbclient writes one request at a time: nearly all
         else
-            [ "$fed" -eq 0 ] && [ "$in" -gt 0 ]
+            [ "$fed" -eq 0 ] # one test per line: a failed [ ] before && fails nothing
+            [ "$in" -gt 0 ]
         fi
         rm -f "$SENV_SHARE/direct-$mode.bin"
     done

@@ -135,6 +135,15 @@ static void rig_close(struct rig *r)
     bridge_pool_unref();
 }
 
+/* The channel's count of bytes moved from where they lay (the shim's end line shows it). */
+static uint64_t in_place_bytes(const struct rig *r)
+{
+    struct bridge_chan_stats st;
+
+    bridge_chan_get_stats(r->ch, 1, &st);
+    return st.in_place_bytes;
+}
+
 static void test_large_write_is_registered_where_it_lies(void **state)
 {
     struct rig r;
@@ -151,6 +160,7 @@ static void test_large_write_is_registered_where_it_lies(void **state)
     assert_int_equal(fake_sent_count(r.e.qp), 1);
     assert_true(fake_sent_get(r.e.qp, 0)->len < 1024); /* the rewritten request only */
     assert_int_equal(fake_mr_count(r.e.qp), mrs + 1); /* the WRITE's data */
+    assert_int_equal(in_place_bytes(&r), MIB);
     rig_close(&r);                            /* deregisters and gives the buffer back */
 }
 
@@ -163,6 +173,7 @@ static void test_small_write_is_copied(void **state)
     offer_write(&r, 1, 64 * 1024);
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1), 1);
     assert_int_equal(r.h.taken, 0);
+    assert_int_equal(in_place_bytes(&r), 0);
     bridge_pool_put(r.h.stream_buf, r.h.stream_cap); /* still the stream's */
     rig_close(&r);
 }

@@ -7,7 +7,8 @@
  * inline WRITE with exactly those bytes (MS-SMBD 3.1.4.6, MS-SMB2 2.2.21); a channel
  * READ reaches it inline and its answer's data is RDMA-written into the client's buffer
  * before the response, which carries none (DataLength 0, DataRemaining the bytes,
- * MS-SMB2 2.2.20, 3.3.5.12); WRITEs beyond the connection's or the process's budget wait
+ * MS-SMB2 2.2.20, 3.3.5.12), a large answer's data from the stream buffer it arrived in;
+ * WRITEs beyond the connection's or the process's budget wait
  * and proceed in order as earlier ones free their buffers; RDMA_V1_INVALIDATE makes the
  * response a Send with Invalidate of the first descriptor's token from dialect 3.0.2
  * (MS-SMBD 3.1.4.2, MS-SMB2 2.2.19); a compound request holding a channel READ or WRITE
@@ -42,6 +43,10 @@ struct backend {
     int n;
     int failed, err;
     char why[400];
+    uint8_t *stream_buf;     /* the pool buffer the next message offered lies in (NULL:
+                                none), which the channel may take over */
+    size_t stream_cap;
+    int taken;
 };
 
 struct rig {
@@ -77,6 +82,19 @@ static int be_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_t 
     return 0;
 }
 
+static int be_take(void *ctx, uint8_t **mem, size_t *cap)
+{
+    struct backend *be = ctx;
+
+    if (!be->stream_buf)
+        return -EINVAL;
+    *mem = be->stream_buf;
+    *cap = be->stream_cap;
+    be->stream_buf = NULL;
+    be->taken++;
+    return 0;
+}
+
 static void be_fail(void *ctx, int err, const char *why)
 {
     struct backend *be = ctx;
@@ -106,6 +124,7 @@ static void rig_open(struct rig *g, uint64_t mem_limit, uint64_t mem_limit_total
     g->r.on_rdma_done = relay_rdma_done;
     const struct bridge_chan_host host = { .conn = g->r.conn, .ctx = &g->be,
                                            .to_stream = be_to_stream, .fail = be_fail,
+                                           .take_message = be_take,
                                            .mem_limit = mem_limit,
                                            .mem_limit_total = mem_limit_total };
     g->ch = bridge_chan_new(BRIDGE_CHAN_SERVER, 0, &host);
@@ -266,16 +285,17 @@ static size_t read_answer(uint8_t *resp, uint64_t id, uint32_t len)
     return 80 + len;
 }
 
-/* A channel READ of io's bytes, MessageId id, into io; the backend answers with pattern
- * bytes from 9; the response reaches the client (its last delivery). */
-static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t channel)
+/* A channel READ of io's bytes, MessageId id, into io; the backend answers in resp (room
+ * for 80 + io->len bytes) with pattern bytes from 9; the response reaches the client (its
+ * last delivery). */
+static void channel_read_into(struct rig *g, struct cio *io, uint64_t id, uint32_t channel,
+                              uint8_t *resp)
 {
-    uint8_t m[TH_RW_FIXED + MAX_DESCS * 16], *resp = malloc(80 + io->len);
+    uint8_t m[TH_RW_FIXED + MAX_DESCS * 16];
     const uint8_t *r;
     size_t delivered;
     int k = g->be.n;
 
-    assert_non_null(resp);
     assert_int_equal(bridge_chan_from_peer(g->ch, m, channel_req(m, SMB2_READ, id, channel, io), 0),
                      1);
     assert_int_equal(g->be.n, k + 1); /* inline, at once: Channel NONE, no channel information */
@@ -289,7 +309,6 @@ static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t ch
     assert_int_equal(sd_le16(r + 110), 0);      /* ReadChannelInfoLength */
     assert_int_equal(bridge_chan_from_stream(g->ch, resp, read_answer(resp, id, io->len), 2),
                      1); /* answered */
-    free(resp);
     delivered = g->c.delivered;
     g->c.user = io;
     g->c.on_deliver = check_sink_at_response;
@@ -297,6 +316,16 @@ static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t ch
     g->c.on_deliver = NULL;
     assert_int_equal(g->be.failed, 0);
     assert_int_equal(g->c.delivered, delivered + 1);
+}
+
+/* The same with the answer in memory of the test's own (never taken over). */
+static void channel_read(struct rig *g, struct cio *io, uint64_t id, uint32_t channel)
+{
+    uint8_t *resp = malloc(80 + io->len);
+
+    assert_non_null(resp);
+    channel_read_into(g, io, id, channel, resp);
+    free(resp);
 }
 
 static void test_channel_read_data_is_rdma_written_and_the_response_carries_none(void **state)
@@ -325,6 +354,32 @@ static void test_channel_read_data_is_rdma_written_and_the_response_carries_none
     bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
     assert_int_equal(st.rdma_writes, 1);
     assert_int_equal(st.rdma_write_bytes, io.len);
+    assert_int_equal(st.in_place_bytes, 0); /* under BRIDGE_POOL_MIN: copied */
+    cio_close(&g, &io);
+    rig_close(&g);
+}
+
+/* A large answer's data is RDMA-written from the stream buffer it arrived in (taken over,
+ * not copied), which goes back to the pool once the Write is done. */
+static void test_large_read_answer_is_rdma_written_from_where_it_lay(void **state)
+{
+    const uint32_t len = 1u << 20;
+    struct rig g;
+    struct cio io;
+    struct bridge_chan_stats st;
+
+    (void)state;
+    rig_open(&g, UINT64_MAX, UINT64_MAX, 0x0311);
+    cio_open(&g, &io, len, SMBD_REG_PEER_WRITE, 0);
+    g.be.stream_buf = bridge_pool_get(80 + len, &g.be.stream_cap);
+    assert_non_null(g.be.stream_buf);
+    channel_read_into(&g, &io, 7, SMB2_CHANNEL_RDMA_V1, g.be.stream_buf);
+    assert_int_equal(g.be.taken, 1);
+    assert_true(is_pattern(io.buf, io.len, 9));
+    bridge_chan_get_stats(g.ch, sd_now_ms(), &st);
+    assert_int_equal(st.rdma_write_bytes, len);
+    assert_int_equal(st.in_place_bytes, len);
+    assert_int_equal(st.mem_held, 0); /* the buffer is back in the pool */
     cio_close(&g, &io);
     rig_close(&g);
 }
@@ -545,6 +600,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_channel_write_data_is_rdma_read_and_goes_inline_to_the_backend),
         cmocka_unit_test(test_channel_read_data_is_rdma_written_and_the_response_carries_none),
+        cmocka_unit_test(test_large_read_answer_is_rdma_written_from_where_it_lay),
         cmocka_unit_test(test_writes_beyond_the_connections_budget_wait_and_proceed_in_order),
         cmocka_unit_test(test_writes_beyond_the_process_budget_wait_and_proceed_in_order),
         cmocka_unit_test(test_a_read_answer_held_by_budget_then_registration_is_one_wait),

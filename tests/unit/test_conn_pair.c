@@ -434,13 +434,15 @@ static void test_message_too_large_is_local_error(void **state)
  * after smbd_conn_send_owned but before the wire carries them are what the peer gets
  * (the fake provider reads the memory at delivery, as a NIC's DMA would), and the
  * memory comes back once the last fragment's Send completed, not before. Only the
- * message's bytes are registered, not the rest of the allocation around them. */
+ * message's bytes are registered, not the rest of the allocation around them; the
+ * engine counts them as sent from where they lay (bytes_sent_owned). */
 static void test_owned_message_is_sent_from_where_it_lies(void **state)
 {
     struct smbd_config ca, cb;
     struct th_end a, b;
     const size_t len = 64 * 1024, before = 4096, cap = before + len + 8192;
     uint8_t *alloc = malloc(cap), *msg = alloc + before;
+    struct smbd_stats st;
     size_t mr_bytes0;
     int released0;
 
@@ -464,6 +466,8 @@ static void test_owned_message_is_sent_from_where_it_lies(void **state)
     for (size_t i = 0; i < len; i++)
         if (b.last[i] != 'y')
             fail_msg("byte %zu is 0x%02x: the payload was copied at post time", i, b.last[i]);
+    smbd_conn_get_stats(a.conn, &st); /* counted as sent from where it lay */
+    assert_true(st.bytes_sent_owned == len && st.bytes_sent == len);
     th_end_free(&a);
     th_end_free(&b);
 }

@@ -64,14 +64,23 @@ static void conn_bridge_ended(void *ctx, const struct smbd_bridge_stats *st, int
                   (unsigned long long)st->chan.rdma_write_bytes,
                   (unsigned long long)st->chan.mem_peak, (unsigned long long)st->chan.mem_waits,
                   (unsigned long long)st->chan.mem_wait_ms);
-    if (c->r->log_stats)
+    if (c->r->log_stats) {
+        struct sd_loop_poll_stats poll;
+
+        sd_loop_poll_stats(c->l->loop, &poll); /* its loop's, all connections so far */
         sd_notice("conn %u stats: backend_in %llu bytes backend_out %llu bytes keepalives "
-                  "in %llu out %llu credits granted %llu received %llu err %d",
+                  "in %llu out %llu credits granted %llu received %llu smbd_out_in_place %llu "
+                  "bytes rdma_in_place %llu bytes loop_polls hit %llu ran_out %llu sleeps "
+                  "%llu err %d",
                   c->id, (unsigned long long)st->stream_bytes_in,
                   (unsigned long long)st->stream_bytes_out,
                   (unsigned long long)s->keepalives_received,
                   (unsigned long long)s->keepalives_sent, (unsigned long long)s->credits_granted,
-                  (unsigned long long)s->credits_received, err);
+                  (unsigned long long)s->credits_received,
+                  (unsigned long long)s->bytes_sent_owned,
+                  (unsigned long long)st->chan.in_place_bytes, (unsigned long long)poll.hits,
+                  (unsigned long long)poll.misses, (unsigned long long)poll.sleeps, err);
+    }
     conn_free(c);
 }
 

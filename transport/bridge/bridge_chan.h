@@ -126,6 +126,9 @@ struct bridge_chan_stats {
     uint64_t rdma_reads, rdma_read_bytes;   /* WRITE data moved by RDMA Read */
     uint64_t rdma_writes, rdma_write_bytes; /* READ data moved by RDMA Write */
     uint64_t rdma_signed;                   /* of those I/Os, signed ones (re-signed) */
+    uint64_t in_place_bytes;                /* of those bytes, moved from where the stream
+                                               message lay (its buffer taken, not copied):
+                                               the shim's WRITE data, the relay's READ data */
     uint64_t mem_held;                      /* buffer bytes held now */
     uint64_t mem_peak;                      /* most buffer bytes held at once */
     uint64_t mem_waits;                     /* waits of an I/O held back for memory: by

@@ -102,6 +102,7 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
     if (is_write) {
         ch->stats.rdma_reads++;
         ch->stats.rdma_read_bytes += plan->length;
+        ch->stats.in_place_bytes += in_place ? plan->length : 0;
     } else {
         ch->stats.rdma_writes++;
     }

@@ -183,6 +183,7 @@ static int answer_go(struct bridge_chan_server *s, struct chan_answer *a, uint64
         DL_APPEND(s->rdma, a->b);
         ch->stats.rdma_writes++;
         ch->stats.rdma_write_bytes += len;
+        ch->stats.in_place_bytes += a->b->taken ? len : 0;
         a->b = NULL;
     }
     rc = a->token ? smbd_conn_send_invalidate(ch->host.conn, &iov, 1, a->token, now)

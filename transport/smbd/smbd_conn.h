@@ -72,6 +72,8 @@ struct smbd_params {
 struct smbd_stats {
     uint64_t msgs_sent, msgs_delivered;    /* upper-layer messages */
     uint64_t bytes_sent, bytes_delivered;  /* upper-layer payload bytes */
+    uint64_t bytes_sent_owned;             /* of bytes_sent: posted from the caller's
+                                              memory (smbd_conn_send_owned), not copied */
     uint64_t fragments_sent, fragments_received;
     uint64_t keepalives_sent, keepalives_received;
     uint64_t credits_granted, credits_received;

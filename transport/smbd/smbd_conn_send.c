@@ -216,6 +216,8 @@ static int conn_send(struct smbd_conn *c, const struct iovec *iov, int iovcnt, u
     }
     c->stats.msgs_sent++;
     c->stats.bytes_sent += total;
+    if (owned)
+        c->stats.bytes_sent_owned += total;
     if (c->low_water && c->queued_bytes >= c->low_water)
         c->send_ready_armed = 1;
     smbd_send_pump(c, now_ms);
