@@ -203,7 +203,8 @@ memory_waits() {
     # has room for its headers too)
     local peak waits
     peak=$(buffers_peak)
-    [ "$peak" -ge $((8 << 20)) ] && [ "$peak" -lt $((9 << 20)) ]
+    [ "$peak" -ge $((8 << 20)) ]
+    [ "$peak" -lt $((9 << 20)) ]
     waits=$(memory_waits "$(grep -F 'info: RDMA channel:' <<<"$output")")
     echo "shim: memory waits $waits"
     [ "${waits% *}" -ge 7 ] # of the 7 WRITEs and 7 READs after the first of each, most
@@ -214,7 +215,8 @@ memory_waits() {
     put_get -m SMB3_11
     assert_data_by_rdma
     peak=$(buffers_peak)
-    [ "$peak" -ge $((2 << 20)) ] && [ "$peak" -lt $((3 << 20)) ]
+    [ "$peak" -ge $((2 << 20)) ]
+    [ "$peak" -lt $((3 << 20)) ]
     waits=$(memory_waits "$(last_conn_line channel)")
     echo "relay: memory waits $waits"
     [ "${waits% *}" -ge 1 ]

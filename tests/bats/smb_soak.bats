@@ -36,12 +36,15 @@ summary_field() {
     drained_fds=$(summary_field '^soak: relay fds .*after the clients ([0-9]+)\)$')
     [ "$fails" -eq 0 ]
     [[ "$output" == *"soak: event loops holding live connections: 0 1 2 3 (of 4)"* ]]
-    [ "$done_n" -gt 0 ] && [ "$small" -gt 0 ] && [ "$large" -gt 0 ]
+    [ "$done_n" -gt 0 ]
+    [ "$small" -gt 0 ]
+    [ "$large" -gt 0 ]
     # every session went over SMB Direct (SMBDIRECT_FALLBACK=none) and moved SOAK_BATCH files
     [ "$done_n" -eq $((sessions * 4)) ]
     # an ASan build of the relay keeps freed memory in its quarantine: no RSS bound there
     if [[ "$output" != *"bound not applied (an ASan build"* ]]; then
-        [ "$kept" -gt 0 ] && [ "$kept" -le "$limit" ]
+        [ "$kept" -gt 0 ]
+        [ "$kept" -le "$limit" ]
     fi
     [ "$drained_fds" -eq "$idle_fds" ]
     [[ "$output" == *"soak: PASS"* ]]

@@ -42,7 +42,8 @@ smb2.compound_find.compound_find_related smb2.compound_find.compound_find_unrela
     msgs=$(sed -nE 's/^torture: the relay received ([0-9]+) SMB2 messages .*/\1/p' <<<"$output")
     frags=$(sed -nE 's/^torture: the relay received .* in ([0-9]+) Data Transfer .*/\1/p' <<<"$output")
     sessions=$(sed -nE 's/^torture: .*; ([0-9]+) SMB Direct sessions$/\1/p' <<<"$output")
-    [ "$msgs" -gt 100 ] && [ "$sessions" -gt 0 ]
+    [ "$msgs" -gt 100 ]
+    [ "$sessions" -gt 0 ]
     # Every SMB2 message (a compound chain is one) went in one Data Transfer message; the
     # only others are one credit grant per session, sent as it opens (MS-SMBD 3.1.5.9).
     [ "$frags" -le $((msgs + sessions)) ]
