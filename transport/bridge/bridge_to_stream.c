@@ -15,7 +15,6 @@
 #include "bridge_int.h"
 #include "bridge_pool.h"
 #include "sd_libc.h"
-#include "sd_pipeheld.h"
 
 void bridge_flush(struct smbd_bridge *b)
 {
@@ -70,8 +69,6 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
 
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (alloc && !by_reference) /* copied: what a provider held in pipes goes into place */
-        sd_pipeheld_materialize(iov[n - 1].iov_base, iov[n - 1].iov_len);
     if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked && !by_reference &&
         (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
         ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
@@ -89,11 +86,8 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
         adopted = bridge_outq_adopt(&b->out.queue, alloc, cap,
                                     (const uint8_t *)iov[n - 1].iov_base + skip,
                                     iov[n - 1].iov_len - skip) == 0;
-    if (sent < total && rc == 0 && !adopted) {
-        if (by_reference)
-            sd_pipeheld_materialize(iov[n - 1].iov_base, iov[n - 1].iov_len);
+    if (sent < total && rc == 0 && !adopted)
         rc = bridge_outq_append(&b->out.queue, iov + n - 1, 1, skip);
-    }
     if (rc < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return 0;
@@ -126,8 +120,6 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
     all[0] = (struct iovec){ prefix, sizeof(prefix) };
     memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
     if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
-        if (alloc) /* copied below */
-            sd_pipeheld_materialize(iov[iovcnt - 1].iov_base, iov[iovcnt - 1].iov_len);
         rc = bridge_buf_append(&b->out.held, all, iovcnt + 1, 0);
         if (rc < 0)
             bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
