@@ -35,11 +35,6 @@ enum sd_access {
      * needs it grants the peer remote write to this region, which then serves the Read
      * without a second registration of the same pages. */
     SD_ACCESS_READ_SINK = 8,
-    /* With remote write, on a provider with pipe_held: the provider may keep the peer's
-     * RDMA Write payload in pipes instead of memory (sd_pipeheld.h), and whoever reads
-     * the region afterwards goes through sd_pipeheld_emit or sd_pipeheld_materialize.
-     * Providers without pipe_held refuse it, as any unknown bit. */
-    SD_ACCESS_PIPE_HELD = 16,
 };
 
 /* A registered memory region. addr is the tagged offset the peer uses with rkey
@@ -192,10 +187,6 @@ struct sd_provider_ops {
      * channel, epoll and eventfd, and a timer while a lost connection's requests
      * flush). Shared ones (a device's context, the listener's) are not counted. */
     unsigned fds_per_qp;
-
-    /* 1 when registrations may ask for SD_ACCESS_PIPE_HELD (soft-iWARP: it reads RDMA
-     * Writes from a socket and can splice them into pipes), else 0. */
-    int pipe_held;
 
     /* 1 when the device that reaches dst is iWARP (SMB Direct port 5445 and the
      * Appendix A header), 0 for InfiniBand/RoCE (port 445), negative errno when

@@ -4,8 +4,7 @@
  * and a chunking pattern; the stream goes through the framer in those chunks and every
  * result is compared with a simple reference parse of the whole stream.
  * fuzz-sources: transport/bridge/bridge_framer.c transport/bridge/bridge_buf.c
- * fuzz-sources: transport/bridge/bridge_pool.c transport/sd_pipeheld.c common/log.c
- * fuzz-sources: common/sd_libc.c common/sd_clock.c */
+ * fuzz-sources: transport/bridge/bridge_pool.c */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,13 +6,12 @@
  * fuzzed DDP/RDMAP header and payload bytes inside valid MPA framing (length, pad,
  * CRC; the CRC sometimes wrong on purpose), tagged ones optionally aimed at the
  * region's STag, and raw unframed bytes now and then; some inputs grow every framed
- * FPDU past 16 KiB, the size soft-iWARP reads straight into place, and some register
- * the region for Writes held in pipes (sd_pipeheld), put in place at the end. The provider is
+ * FPDU past 16 KiB, the size soft-iWARP reads straight into place. The provider is
  * progressed and its completions polled after each. Checked: no crash, hang or
  * sanitizer report; every completion names a posted receive or the connection's end,
  * and nothing completes after CONN_LOST.
  * fuzz-sources: common/log.c common/sd_libc.c common/sd_fsm.c common/sd_clock.c common/sd_addr.c
- * fuzz-sources: common/sd_num.c transport/provider.c transport/sd_irdord.c transport/sd_pipeheld.c
+ * fuzz-sources: common/sd_num.c transport/provider.c transport/sd_irdord.c
  * fuzz-sources: transport/soft/soft_*.c */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,7 +20,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sd_pipeheld.h"
 #include "soft/iwarp_wire.h"
 #include "soft/soft_cm.h"
 #include "soft/soft_qp.h"
@@ -103,9 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qp = sd_soft_qp_create(sv[0], flags & 2, crc, (flags >> 2 & 3) + 1, 4);
     if (!qp || sd_soft_provider.reg_mr(qp, region, sizeof(region),
                                        SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ |
-                                           SD_ACCESS_REMOTE_WRITE |
-                                           (flags & 32 ? SD_ACCESS_PIPE_HELD : 0),
-                                       &mr) < 0) {
+                                           SD_ACCESS_REMOTE_WRITE, &mr) < 0) {
         if (qp)
             sd_soft_provider.destroy(qp);
         else
@@ -155,7 +151,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sd_soft_provider.dereg_mr(qp, &mr);
     sd_soft_provider.destroy(qp);
     close(sv[1]);
-    sd_pipeheld_materialize(region, sizeof(region)); /* what Writes left in pipes */
-    sd_pipeheld_release(region, sizeof(region));
     return 0;
 }

@@ -4,8 +4,7 @@
  * that takes a little at a time, nothing is appended into an adopted allocation, and
  * an adopted allocation goes back to bridge_pool once written (or when the queue is freed).
  * Splicing (bridge_splice): adopted bytes go by reference in the same order, their
- * allocation is held until read, and one the socket may still reference is never pooled.
- * Adopted bytes held in pipes (sd_pipeheld) are put in place before a copy. */
+ * allocation is held until read, and one the socket may still reference is never pooled. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -21,7 +20,6 @@
 
 #include "bridge_outq.h"
 #include "bridge_pool.h"
-#include "sd_pipeheld.h"
 #include "th_sock.h"
 
 #define BIG (1u << 20)
@@ -67,44 +65,6 @@ static void test_order_across_copies_and_adoptions(void **state)
     assert_int_equal(have, 10 + BIG);
     assert_memory_equal(got, want, have);
     assert_int_equal(bridge_pool_idle(), cap); /* the adopted allocation went back */
-    bridge_outq_free(&q);
-    close(sv[0]);
-    close(sv[1]);
-    bridge_pool_unref();
-}
-
-/* Adopted bytes a provider held in pipes (sd_pipeheld), written by copy (no splicing):
- * they are put in place first, so the reader gets them, not what memory held before. */
-static void test_copy_of_held_bytes_puts_them_in_place(void **state)
-{
-    static uint8_t got[BIG], held[BIG];
-    struct bridge_outq q;
-    size_t cap, have = 0, n = 0;
-    uint8_t *alloc;
-    struct sd_pipeheld *h;
-    int sv[2];
-
-    (void)state;
-    bridge_pool_ref();
-    th_sock_writer_pair(sv, 4096);
-    bridge_outq_init(&q, 256, 4096);
-    alloc = bridge_pool_get(BIG, &cap);
-    assert_non_null(alloc);
-    memset(alloc, 0x11, BIG);
-    for (size_t i = 0; i < BIG; i++)
-        held[i] = (uint8_t)(i * 3 + 5);
-    h = sd_pipeheld_begin(alloc, BIG, 0);
-    assert_non_null(h);
-    assert_int_equal(sd_pipeheld_write_in(h, held, BIG), BIG);
-    assert_int_equal(bridge_outq_adopt(&q, alloc, cap, alloc, BIG), 0);
-    while (bridge_outq_len(&q) > 0) {
-        assert_true(bridge_outq_write(&q, sv[0], NULL, 0) >= 0);
-        have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
-        assert_true(++n < 100000);
-    }
-    have += th_sock_drain(sv[1], got + have, sizeof(got) - have);
-    assert_int_equal(have, BIG);
-    assert_memory_equal(got, held, BIG);
     bridge_outq_free(&q);
     close(sv[0]);
     close(sv[1]);
@@ -271,7 +231,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_across_copies_and_adoptions),
-        cmocka_unit_test(test_copy_of_held_bytes_puts_them_in_place),
         cmocka_unit_test(test_free_returns_an_unwritten_adoption),
         cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_splicing_keeps_order_and_holds_the_buffer_until_read),

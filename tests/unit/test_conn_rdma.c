@@ -53,9 +53,10 @@ static void test_register_builds_descriptors(void **state)
     th_end_free(&b);
 }
 
-/* SMBD_REG_PIPE_HELD asks for SD_ACCESS_PIPE_HELD only where the provider has pipe_held
- * (the fake has not: it would refuse the bit) and only with PEER_WRITE. */
-static void test_pipe_held_only_where_the_provider_can(void **state)
+/* A registration asks the provider for the rights its access names, no more (3.1.4.3;
+ * a peer's RDMA Write needs local write too), and an access bit it does not know is
+ * refused. */
+static void test_registration_asks_for_exactly_its_rights(void **state)
 {
     struct th_end a, b;
     static uint8_t buf[8192];
@@ -65,14 +66,16 @@ static void test_pipe_held_only_where_the_provider_can(void **state)
 
     (void)state;
     th_pair_establish(&a, &b, NULL, NULL, 1);
-    assert_int_equal(fake_provider.pipe_held, 0);
-    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf),
-                                               SMBD_REG_PEER_WRITE | SMBD_REG_PIPE_HELD, &reg, d,
-                                               4, &n), 0);
+    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf), SMBD_REG_PEER_WRITE,
+                                               &reg, d, 4, &n), 0);
     assert_int_equal(fake_mr_access(a.qp, buf), SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_WRITE);
     assert_int_equal(smbd_conn_deregister_buffer(a.conn, reg), 0);
-    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf), SMBD_REG_PIPE_HELD, &reg,
-                                               d, 4, &n), -EINVAL); /* held, but for whom? */
+    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf), SMBD_REG_PEER_READ,
+                                               &reg, d, 4, &n), 0);
+    assert_int_equal(fake_mr_access(a.qp, buf), SD_ACCESS_REMOTE_READ);
+    assert_int_equal(smbd_conn_deregister_buffer(a.conn, reg), 0);
+    assert_int_equal(smbd_conn_register_buffer(a.conn, buf, sizeof(buf), SMBD_REG_PEER_WRITE | 4,
+                                               &reg, d, 4, &n), -EINVAL);
     th_end_free(&a);
     th_end_free(&b);
 }
@@ -269,7 +272,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register_builds_descriptors),
-        cmocka_unit_test(test_pipe_held_only_where_the_provider_can),
+        cmocka_unit_test(test_registration_asks_for_exactly_its_rights),
         cmocka_unit_test(test_write_split_across_elements),
         cmocka_unit_test(test_read_split_across_elements),
         cmocka_unit_test(test_rdma_argument_checks),

@@ -16,8 +16,7 @@
  * status socket and the clients it serves at once, systemd's notify socket, the
  * backend check, the configuration file a SIGHUP reads, the bridge's splice pipe, the
  * listener (with soft-iWARP its epoll and timer, and the handshakes in progress
- * before their admission), and up to 128 for the pipes soft-iWARP holds RDMA Write
- * data in (sd_pipeheld.h: a 16 MiB budget in pipes of 256 KiB at least). */
+ * before their admission). */
 #define FDS_RESERVED 256
 #define FDS_PER_LOOP 2 /* its epoll and its eventfd */
 

@@ -65,10 +65,6 @@ struct bridge_chan_host {
      * message being offered (*mem, *cap bytes, for bridge_pool_put; the message stays
      * where it is), which then counts as taken. 0 or -errno (nothing changed). */
     int (*take_message)(void *ctx, uint8_t **mem, size_t *cap);
-    /* Client role, may be NULL: 1 while READ data handed to to_stream (with alloc) goes
-     * into the stream by reference, so a READ buffer may be registered for the provider
-     * to hold the peer's RDMA Writes in pipes (SMBD_REG_PIPE_HELD). */
-    int (*reads_by_reference)(void *ctx);
     /* Client role, may be NULL (signed sessions' I/O inline): the signing key of the
      * session session_id on this connection, copied into *key (the channel wipes its
      * copies when done): 0, or -1 when none is known. */

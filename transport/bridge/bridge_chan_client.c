@@ -29,19 +29,6 @@ static struct bridge_chan_client *client_of(struct bridge_chan *ch)
     return (struct bridge_chan_client *)ch;
 }
 
-/* What the peer may do with an I/O's buffer: read a WRITE's, write a READ's (which the
- * provider may hold in pipes when the bridge hands READ data on by reference, unless
- * the shim signs the data, which must then be in memory). */
-static int reg_access(const struct bridge_chan *ch, const struct chan_client_plan *plan)
-{
-    if (plan->kind == CHAN_WRITE)
-        return SMBD_REG_PEER_READ;
-    if (!plan->signed_io && ch->host.reads_by_reference &&
-        ch->host.reads_by_reference(ch->host.ctx))
-        return SMBD_REG_PEER_WRITE | SMBD_REG_PIPE_HELD;
-    return SMBD_REG_PEER_WRITE;
-}
-
 /* A READ or WRITE the plan moves over the channel: register, rewrite, send, track. 1,
  * BRIDGE_CHAN_WAIT (no buffer or registered memory now: the request stays in the stream
  * and is offered again) or -1. A large WRITE is registered where it lies in the stream
@@ -71,8 +58,9 @@ static int client_send(struct bridge_chan_client *c, const uint8_t *msg, size_t 
             memcpy(b->mem, plan->data, plan->length);
         mem = b->mem;
     }
-    rc = smbd_conn_register_buffer(ch->host.conn, mem, plan->length, reg_access(ch, plan),
-                                   &reg, descs, CHAN_CLIENT_DESCS, &nd);
+    rc = smbd_conn_register_buffer(ch->host.conn, mem, plan->length,
+                                   is_write ? SMBD_REG_PEER_READ : SMBD_REG_PEER_WRITE, &reg,
+                                   descs, CHAN_CLIENT_DESCS, &nd);
     if (rc < 0) {
         bridge_chan_buf_free(ch, b);
         if (bridge_chan_refused_for_memory(rc))

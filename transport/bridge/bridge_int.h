@@ -89,6 +89,15 @@ enum bridge_deliver {
     BRIDGE_DELIVER_SKIP,   /* the channel took it: its further fragments are dropped */
 };
 
+/* How the channel's large buffers go into the stream, chosen once at start
+ * (bridge_out_choose; bridge_to_stream.c has one function for each). */
+enum bridge_out_way {
+    BRIDGE_OUT_BY_COPY,      /* written from where they lie, what the socket does not take
+                                queued in them (adopted), not copied */
+    BRIDGE_OUT_BY_REFERENCE, /* spliced (bridge_splice), their headers copied: a local
+                                stream that takes spliced pages */
+};
+
 /* Link -> stream (bridge_to_stream.c). */
 struct bridge_out {
     struct bridge_outq queue; /* delivered bytes the stream has not taken yet */
@@ -98,7 +107,8 @@ struct bridge_out {
     struct bridge_buf held;   /* the channel's messages waiting for a delivered message's end */
     struct bridge_buf whole;  /* a delivered message the channel wants whole, so far */
     uint64_t bytes;           /* written to the stream */
-    struct bridge_splice splice; /* large READ data into a local stream by reference */
+    enum bridge_out_way way;
+    struct bridge_splice splice; /* on while the way is by reference */
 };
 
 /* Stream -> link (bridge_from_stream.c). */
@@ -189,6 +199,15 @@ static inline int bridge_stream_held(const struct smbd_bridge *b)
 }
 
 /* ---- bridge_to_stream.c: link -> stream ---- */
+
+/* At start: the stream's way (by reference when splice_reads and the stream takes spliced
+ * pages, bridge_splice_init), logged once. */
+void bridge_out_choose(struct smbd_bridge *b, int splice_reads);
+/* The splice state for bridge_outq_write while the way is by reference, else NULL. */
+static inline struct bridge_splice *bridge_out_splice(struct smbd_bridge *b)
+{
+    return b->out.way == BRIDGE_OUT_BY_REFERENCE ? &b->out.splice : NULL;
+}
 
 /* Writes the stream queue; the socket is full (out.blocked) when bytes remain. */
 void bridge_flush(struct smbd_bridge *b);

@@ -11,7 +11,6 @@
 
 #include "bridge_pool.h"
 #include "sd_libc.h"
-#include "sd_pipeheld.h"
 
 void bridge_outq_init(struct bridge_outq *q, size_t base_cap, size_t idle_cap)
 {
@@ -152,12 +151,9 @@ ssize_t bridge_outq_write(struct bridge_outq *q, int fd, struct bridge_splice *s
         }
         for (struct bridge_outq_seg *s = q->head;
              s && mh.msg_iovlen < BRIDGE_OUTQ_IOV_MAX && !(splicing && s->adopted); s = s->next)
-            if (bridge_buf_len(&s->buf) > 0) {
-                if (s->adopted) /* copied: what a provider held in pipes goes into place */
-                    sd_pipeheld_materialize(bridge_buf_head(&s->buf), bridge_buf_len(&s->buf));
+            if (bridge_buf_len(&s->buf) > 0)
                 iov[mh.msg_iovlen++] =
                     (struct iovec){ bridge_buf_head(&s->buf), bridge_buf_len(&s->buf) };
-            }
         n = sd_libc()->sendmsg(fd, &mh, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)

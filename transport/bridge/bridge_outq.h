@@ -4,8 +4,9 @@
  * whole (the allocation they arrived in, from bridge_pool, written from where the bytes
  * lie and given back to the pool once written), so an 8 MiB READ or WRITE that the
  * socket does not take at once is not copied again. One sendmsg writes up to
- * BRIDGE_OUTQ_IOV_MAX segments. Into a local stream (bridge_splice) an adopted message goes
- * by reference instead, and its allocation waits there until the reader has read it. */
+ * BRIDGE_OUTQ_IOV_MAX segments. Given a splice state (bridge_splice: the bridge's way into
+ * its stream is by reference) an adopted message goes by splice instead, and its
+ * allocation waits there until the reader has read it. */
 #ifndef SMBDIRECT_BRIDGE_OUTQ_H
 #define SMBDIRECT_BRIDGE_OUTQ_H
 

@@ -14,8 +14,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sd_pipeheld.h"
-
 struct idle_buf {
     struct idle_buf *next;
     size_t cap;
@@ -112,7 +110,6 @@ void bridge_pool_put(void *mem, size_t cap)
         free(mem);
         return;
     }
-    sd_pipeheld_release(mem, cap); /* the next use of this memory starts with none held */
     pthread_mutex_lock(&pool_lock);
     if (users > 0 && idle_bytes + cap <= BRIDGE_POOL_IDLE_MAX) {
         b->cap = cap;
@@ -128,12 +125,10 @@ void bridge_pool_put(void *mem, size_t cap)
 
 void bridge_pool_drop(void *mem, size_t cap)
 {
-    if (!mem || cap < BRIDGE_POOL_MIN) {
+    if (!mem || cap < BRIDGE_POOL_MIN)
         free(mem);
-        return;
-    }
-    sd_pipeheld_release(mem, cap);
-    large_free(mem, cap);
+    else
+        large_free(mem, cap);
 }
 
 size_t bridge_pool_idle(void)

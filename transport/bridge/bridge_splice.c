@@ -3,8 +3,7 @@
  * bridge_splice.h). The bytes go user memory -> pipe (vmsplice: the pipe takes page
  * references, no copy) -> socket (splice: the socket takes them over), through one pipe
  * per process under a mutex; the pipe is empty between calls, since what the socket does
- * not take is read back out of it. Bytes a provider holds in pipes of their own
- * (sd_pipeheld: soft-iWARP's RDMA Writes) are spliced from there instead.
+ * not take is read back out of it.
  *
  * When a held buffer may be reused: SIOCOUTQ on an AF_UNIX stream socket is the memory
  * charged for the data the peer has not read yet, each message counted at its truesize,
@@ -31,7 +30,6 @@
 #include "bridge_pool.h"
 #include "log.h"
 #include "sd_libc.h"
-#include "sd_pipeheld.h"
 
 /* Bytes moved through the pipe per step: what the socket does not take of a step is
  * copied back out of the pipe, so a step bounds that waste. */
@@ -187,32 +185,6 @@ void bridge_splice_init(struct bridge_splice *s, int fd, int want)
     *s = (struct bridge_splice){ .on = want && bridge_splice_usable(fd) };
 }
 
-/* SIGPIPE blocked: the bytes at data the provider holds in pipes (sd_pipeheld) go from
- * there, the rest from memory; returns the bytes fd took, or -errno when nothing went. */
-static ssize_t splice_any(struct bridge_splice *s, int fd, const uint8_t *data, size_t len)
-{
-    size_t off = 0;
-    ssize_t k = 0;
-
-    while (off < len) {
-        k = sd_pipeheld_emit(data + off, len - off, fd);
-        if (k == -ENOENT) { /* in memory from here */
-            pthread_mutex_lock(&pipe_lock);
-            k = splice_locked(fd, data + off, len - off);
-            pthread_mutex_unlock(&pipe_lock);
-            off += k > 0 ? (size_t)k : 0;
-            break;
-        }
-        if (k == -EPIPE)
-            take_sigpipe();
-        if (k <= 0)
-            break;
-        off += (size_t)k;
-        s->unplaced += (uint64_t)k;
-    }
-    return off > 0 || k >= 0 ? (ssize_t)off : k;
-}
-
 ssize_t bridge_splice_out(struct bridge_splice *s, int fd, const uint8_t *data, size_t len)
 {
     sigset_t pipe_set, old;
@@ -221,10 +193,11 @@ ssize_t bridge_splice_out(struct bridge_splice *s, int fd, const uint8_t *data, 
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    n = splice_any(s, fd, data, len);
+    pthread_mutex_lock(&pipe_lock);
+    n = splice_locked(fd, data, len);
+    pthread_mutex_unlock(&pipe_lock);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (n < 0) {
-        sd_pipeheld_materialize(data, len); /* the caller copies them from memory now */
         s->on = 0;
         sd_debug("bridge: splicing into fd %d failed (%s): copying from now on", fd,
                  strerror((int)-n));

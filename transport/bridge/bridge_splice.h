@@ -5,8 +5,7 @@
  * on this side. The socket then holds the buffer's pages until the reader has read them:
  * the buffer is kept (bridge_splice_hold) until the socket's unread bytes (SIOCOUTQ)
  * show that the reader is past its end, and a buffer still unread when the bridge ends
- * is unmapped, never reused (bridge_pool_drop). Bytes the provider held in pipes instead
- * of the buffer (sd_pipeheld) go from those pipes, never having been in memory. */
+ * is unmapped, never reused (bridge_pool_drop). */
 #ifndef SMBDIRECT_BRIDGE_SPLICE_H
 #define SMBDIRECT_BRIDGE_SPLICE_H
 
@@ -27,7 +26,6 @@ struct bridge_splice {
     int on;                               /* splicing into this stream */
     struct bridge_spliced *head, *tail;   /* held buffers, oldest first */
     uint64_t bytes;                       /* spliced so far */
-    uint64_t unplaced;                    /* of them, from pipes (sd_pipeheld): never in memory */
 };
 
 /* Whether fd is an AF_UNIX stream socket and this kernel lets us splice into it and count

@@ -7,23 +7,57 @@
  * not take waits there. The channel's own messages for the stream (rebuilt READ
  * responses, the relay's inline requests) wait in `held` while a delivered message is
  * part-way into the stream, and a message the channel wants whole is gathered in
- * `whole` first. */
+ * `whole` first.
+ *
+ * How the channel's large buffers (READ data) go into the stream is the stream's way,
+ * chosen once at the bridge's start (bridge_out_choose): by reference where the stream
+ * takes spliced pages (the shim's socketpair, bridge_splice), else by copy (the relay's
+ * TCP stream, SMBDIRECT_SPLICE=off, a kernel that refuses). Each way is one function
+ * below; the queue, its flush and the backpressure are theirs in common. */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "bridge_int.h"
 #include "bridge_pool.h"
+#include "log.h"
 #include "sd_libc.h"
-#include "sd_pipeheld.h"
+
+typedef int bridge_out_fn(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                          uint8_t *alloc, size_t cap);
+static bridge_out_fn out_by_copy, out_by_reference;
+
+static const struct {
+    const char *name;
+    bridge_out_fn *put; /* one message or fragment: see stream_out */
+} ways[] = {
+    [BRIDGE_OUT_BY_COPY] = { "by copy", out_by_copy },
+    [BRIDGE_OUT_BY_REFERENCE] = { "by reference (splice)", out_by_reference },
+};
+
+void bridge_out_choose(struct smbd_bridge *b, int splice_reads)
+{
+    bridge_splice_init(&b->out.splice, b->fd, splice_reads);
+    b->out.way = b->out.splice.on ? BRIDGE_OUT_BY_REFERENCE : BRIDGE_OUT_BY_COPY;
+    sd_debug("bridge fd %d: READ data goes into the stream %s", b->fd, ways[b->out.way].name);
+}
 
 void bridge_flush(struct smbd_bridge *b)
 {
     ssize_t n;
 
     bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes);
-    n = bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);
-
+    n = bridge_outq_write(&b->out.queue, b->fd, bridge_out_splice(b), b->out.bytes);
+    if (b->out.way == BRIDGE_OUT_BY_REFERENCE && !b->out.splice.on) {
+        /* The kernel refused a splice mid-stream (bridge_splice_out turned the splice
+         * state off and logged why): the stream is by copy from here on, never back. No
+         * byte is lost or reordered: the buffer whose splice failed is still at the
+         * queue's head, adopted, and this same bridge_outq_write went on to write it and
+         * what follows by sendmsg, in queue order, since it splices only while the state
+         * is on; the buffers spliced before stay held until the reader is past them, and
+         * later channel buffers take out_by_copy. */
+        b->out.way = BRIDGE_OUT_BY_COPY;
+    }
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
@@ -51,49 +85,36 @@ static ssize_t bridge_write_direct(struct smbd_bridge *b, struct iovec *iov, int
     return n;
 }
 
-/* One fragment of a delivered message (bridge_deliver_fragment): its first fragment carries
- * the Direct-TCP prefix of the whole message. A whole message, or a large fragment,
- * goes straight to the socket when nothing is queued; smaller fragments are gathered
- * in the stream queue and written BRIDGE_FLUSH bytes at a time, or at the message's
- * end, so the reader is not woken once per fragment. What the socket does not take
- * stays queued until it is writable: copied, except a large last piece lying in alloc
- * (cap bytes from bridge_pool; NULL: none), whose allocation the queue then takes over.
- * Into a local stream that takes bytes by reference (bridge_splice) such a piece is
- * always queued that way, and goes by splice (its lead, a READ response's header, by
- * copy). Returns 1 when the queue took alloc (it is the queue's now), else 0. */
-static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
-                      uint8_t *alloc, size_t cap)
+static size_t iov_total(const struct iovec *iov, int n)
 {
-    size_t total = 0, sent = 0, lead, skip;
-    int rc = 0, adopted = 0;
-    int by_reference = b->out.splice.on && alloc && iov[n - 1].iov_len >= BRIDGE_POOL_MIN;
+    size_t total = 0;
 
     for (int i = 0; i < n; i++)
         total += iov[i].iov_len;
-    if (alloc && !by_reference) /* copied: what a provider held in pipes goes into place */
-        sd_pipeheld_materialize(iov[n - 1].iov_base, iov[n - 1].iov_len);
-    if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked && !by_reference &&
-        (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
-        ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
+    return total;
+}
 
-        if (w < 0)
-            return 0;
-        sent = (size_t)w;
-        b->out.blocked = sent < total;
-    }
-    lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
-    skip = sent > lead ? sent - lead : 0;
+/* Both ways: what the socket did not take of iov (its first sent bytes went already)
+ * joins the stream queue, the pieces before the last copied, the last one adopted when it
+ * is large and lies in alloc (whose allocation the queue then takes over), else copied;
+ * the queue is written at the message's end or once BRIDGE_FLUSH bytes wait, unless the
+ * socket is full. Returns 1 when the queue took alloc, else 0. */
+static int out_queue(struct smbd_bridge *b, const struct iovec *iov, int n, size_t sent,
+                     int last, uint8_t *alloc, size_t cap)
+{
+    size_t total = iov_total(iov, n);
+    size_t lead = total - iov[n - 1].iov_len; /* the bytes before the last piece */
+    size_t skip = sent > lead ? sent - lead : 0;
+    int rc = 0, adopted = 0;
+
     if (sent < lead)
         rc = bridge_outq_append(&b->out.queue, iov, n - 1, sent);
     if (sent < total && rc == 0 && alloc && iov[n - 1].iov_len - skip >= BRIDGE_POOL_MIN)
         adopted = bridge_outq_adopt(&b->out.queue, alloc, cap,
                                     (const uint8_t *)iov[n - 1].iov_base + skip,
                                     iov[n - 1].iov_len - skip) == 0;
-    if (sent < total && rc == 0 && !adopted) {
-        if (by_reference)
-            sd_pipeheld_materialize(iov[n - 1].iov_base, iov[n - 1].iov_len);
+    if (sent < total && rc == 0 && !adopted)
         rc = bridge_outq_append(&b->out.queue, iov + n - 1, 1, skip);
-    }
     if (rc < 0) {
         bridge_fail(b, rc, "stream queue: %s", strerror(-rc));
         return 0;
@@ -104,6 +125,49 @@ static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int
     else
         bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes); /* a syscall only while held */
     return adopted;
+}
+
+/* By copy: with nothing queued ahead, a whole message or a large fragment goes straight
+ * to the socket from where it lies; the rest is queued (out_queue). */
+static int out_by_copy(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                       uint8_t *alloc, size_t cap)
+{
+    size_t sent = 0;
+
+    if (bridge_outq_len(&b->out.queue) == 0 && !b->out.blocked &&
+        (last || iov[n - 1].iov_len >= BRIDGE_DIRECT_MIN)) {
+        ssize_t w = bridge_write_direct(b, (struct iovec *)iov, n);
+
+        if (w < 0)
+            return 0;
+        sent = (size_t)w;
+        b->out.blocked = sent < iov_total(iov, n);
+    }
+    return out_queue(b, iov, n, sent, last, alloc, cap);
+}
+
+/* By reference: a large channel buffer (the last piece, in alloc from bridge_pool) is
+ * queued whole, its lead (a READ response's header) copied and the buffer adopted, and
+ * the flush splices it; what is not a channel buffer goes as by copy. */
+static int out_by_reference(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                            uint8_t *alloc, size_t cap)
+{
+    if (!alloc || iov[n - 1].iov_len < BRIDGE_POOL_MIN)
+        return out_by_copy(b, iov, n, last, alloc, cap);
+    return out_queue(b, iov, n, 0, last, alloc, cap);
+}
+
+/* One fragment of a delivered message (bridge_deliver_fragment; its first fragment
+ * carries the Direct-TCP prefix of the whole message), or a whole message of the channel's
+ * whose last piece may lie in alloc (cap bytes from bridge_pool; NULL: none), by the
+ * stream's way. Smaller fragments are gathered in the stream queue and written
+ * BRIDGE_FLUSH bytes at a time, or at the message's end, so the reader is not woken once
+ * per fragment; what the socket does not take stays queued until it is writable. Returns
+ * 1 when the queue took alloc (it is the queue's now), else 0. */
+static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
+                      uint8_t *alloc, size_t cap)
+{
+    return ways[b->out.way].put(b, iov, n, last, alloc, cap);
 }
 
 /* The channel's whole messages for the stream (bridge_chan_host.to_stream): written with
@@ -126,8 +190,6 @@ int bridge_host_to_stream(void *ctx, const struct iovec *iov, int iovcnt, uint8_
     all[0] = (struct iovec){ prefix, sizeof(prefix) };
     memcpy(all + 1, iov, (size_t)iovcnt * sizeof(*iov));
     if (b->out.deliver == BRIDGE_DELIVER_STREAM) {
-        if (alloc) /* copied below */
-            sd_pipeheld_materialize(iov[iovcnt - 1].iov_base, iov[iovcnt - 1].iov_len);
         rc = bridge_buf_append(&b->out.held, all, iovcnt + 1, 0);
         if (rc < 0)
             bridge_fail(b, rc, "stream queue: %s", strerror(-rc));

@@ -85,7 +85,6 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     st->stream_bytes_fed = b->in.fed;
     st->stream_bytes_out = b->out.bytes;
     st->stream_bytes_spliced = b->out.splice.bytes;
-    st->stream_bytes_unplaced = b->out.splice.unplaced;
     if (b->chan)
         bridge_chan_get_stats(b->chan, sd_now_ms(), &st->chan);
 }
@@ -100,13 +99,6 @@ static size_t bridge_host_backlog(void *ctx)
     struct smbd_bridge *b = ctx;
 
     return bridge_outq_len(&b->out.queue);
-}
-
-static int bridge_host_reads_by_reference(void *ctx)
-{
-    struct smbd_bridge *b = ctx;
-
-    return b->out.splice.on;
 }
 
 static void bridge_host_inline_io(void *ctx)
@@ -295,7 +287,7 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
     smb2_pending_init(&b->pending);
     bridge_pool_ref(); /* released in the end, or below on failure */
     bridge_outq_init(&b->out.queue, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
-    bridge_splice_init(&b->out.splice, stream_fd, opts && opts->splice_reads);
+    bridge_out_choose(b, opts && opts->splice_reads);
     bridge_buf_init(&b->out.held, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     bridge_buf_init(&b->out.whole, BRIDGE_OUTQ_BASE, BRIDGE_OUTQ_IDLE);
     if (opts && opts->channel != BRIDGE_CHAN_OFF) {
@@ -308,8 +300,6 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .signing_key = bridge_host_signing_key,
                                                .stream_backlog = bridge_host_backlog,
                                                .take_message = bridge_host_take_message,
-                                               .reads_by_reference =
-                                                   bridge_host_reads_by_reference,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
                                                    or_unbounded(opts->channel_memory_total) };

@@ -328,10 +328,7 @@ const struct sd_setting sd_settings_table[SD_SET_COUNT] = {
                 "program's socketpair by reference (vmsplice and splice), not copied, so the "
                 "program's own read is the only copy of it in the shim; its buffer is reused "
                 "only once the program has read past it (where the kernel does not allow "
-                "this, it is copied); with soft-iWARP and no MPA CRC the data goes from its "
-                "socket through pipes to the socketpair and is never copied by the shim "
-                "(where the kernel grants no pipes, it is placed in memory); off: always "
-                "copied",
+                "this, it is copied); off: always copied",
         .brief = "on: where the kernel allows, a channel READ's data reaches the program's "
                  "socketpair without a copy (splice)" },
 };

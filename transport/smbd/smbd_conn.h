@@ -211,9 +211,7 @@ struct smbd_buffer_desc {
 };
 
 struct smbd_registration;
-/* SMBD_REG_PIPE_HELD, with PEER_WRITE: the peer's writes may be held in pipes where the
- * provider can (its pipe_held, SD_ACCESS_PIPE_HELD); ignored where it cannot. */
-enum smbd_reg_access { SMBD_REG_PEER_READ = 1, SMBD_REG_PEER_WRITE = 2, SMBD_REG_PIPE_HELD = 4 };
+enum smbd_reg_access { SMBD_REG_PEER_READ = 1, SMBD_REG_PEER_WRITE = 2 };
 
 /* Register Buffer (3.1.4.3): makes buf available to the peer and fills up to
  * max_descs descriptors (each at most MaxReadWriteSize). */

@@ -21,7 +21,7 @@ int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int ac
     if (!smbd_conn_is_established(c))
         return -ENOTCONN;
     if (!buf || len == 0 || !(access & (SMBD_REG_PEER_READ | SMBD_REG_PEER_WRITE)) ||
-        (access & ~(SMBD_REG_PEER_READ | SMBD_REG_PEER_WRITE | SMBD_REG_PIPE_HELD)))
+        (access & ~(SMBD_REG_PEER_READ | SMBD_REG_PEER_WRITE)))
         return -EINVAL;
     step = c->neg.max_read_write_size;
     n = (len + step - 1) / step;
@@ -32,8 +32,6 @@ int smbd_conn_register_buffer(struct smbd_conn *c, void *buf, size_t len, int ac
         pa |= SD_ACCESS_REMOTE_READ;
     if (access & SMBD_REG_PEER_WRITE)
         pa |= SD_ACCESS_REMOTE_WRITE | SD_ACCESS_LOCAL_WRITE;
-    if ((access & SMBD_REG_PEER_WRITE) && (access & SMBD_REG_PIPE_HELD) && c->ops->pipe_held)
-        pa |= SD_ACCESS_PIPE_HELD;
     r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;

@@ -36,11 +36,6 @@ enum sd_soft_mem_check sd_soft_mem_check(const struct sd_soft_mem *m, uint32_t s
     return SD_SOFT_MEM_OK;
 }
 
-const struct sd_soft_region *sd_soft_mem_region(const struct sd_soft_mem *m, uint32_t stag)
-{
-    return lookup(m, stag);
-}
-
 int sd_soft_mem_check_local(const struct sd_soft_mem *m, const struct sd_sge *sge, int access)
 {
     if (!sge || !sge->mr || (!sge->addr && sge->length))
@@ -73,8 +68,7 @@ int sd_soft_reg_mr(struct sd_qp *qp, void *base, size_t length, int access, stru
 {
     struct sd_soft_mem *m = &qp->mem;
     const int all = SD_ACCESS_LOCAL_WRITE | SD_ACCESS_REMOTE_READ | SD_ACCESS_REMOTE_WRITE |
-                    SD_ACCESS_READ_SINK | /* a sink needs nothing more here (soft_rx places) */
-                    SD_ACCESS_PIPE_HELD;  /* soft_rx places it */
+                    SD_ACCESS_READ_SINK; /* a sink needs nothing more here (soft_rx places) */
     /* As verbs: remote write needs local write; lengths fit the 32-bit SGE length. */
     if (!mr || (!base && length) || (access & ~all) || length > UINT32_MAX ||
         ((access & SD_ACCESS_REMOTE_WRITE) && !(access & SD_ACCESS_LOCAL_WRITE)))

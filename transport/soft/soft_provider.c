@@ -219,7 +219,6 @@ const struct sd_provider_ops sd_soft_provider = {
     .name = "soft",
     .remote_invalidation = 1,
     .fds_per_qp = 1,
-    .pipe_held = 1,
     .is_iwarp = soft_is_iwarp,
     .connect = sd_soft_connect,
     .listen = sd_soft_listen,

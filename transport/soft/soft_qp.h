@@ -61,8 +61,6 @@ enum sd_soft_mem_check { SD_SOFT_MEM_OK, SD_SOFT_MEM_BAD_STAG, SD_SOFT_MEM_BOUND
 enum sd_soft_mem_check sd_soft_mem_check(const struct sd_soft_mem *m, uint32_t stag,
                                          uint64_t to, uint32_t len, int access,
                                          uint8_t **where);
-/* The valid registration stag names, or NULL. */
-const struct sd_soft_region *sd_soft_mem_region(const struct sd_soft_mem *m, uint32_t stag);
 /* Checks that sge lies inside a valid registration with the given access bits. */
 int sd_soft_mem_check_local(const struct sd_soft_mem *m, const struct sd_sge *sge, int access);
 /* Remote invalidation (RFC 5040 6.3.1): 0, or -1 when stag is no valid remote STag. */
@@ -128,7 +126,6 @@ struct sd_soft_rx {
     uint32_t ulpdu_len, hdr_len, payload_len, payload_done, trailer_len;
     uint32_t crc;             /* CRC state over the current FPDU */
     uint8_t *dst;             /* where the payload goes */
-    struct sd_pipeheld *held; /* or into these pipes (a Write to an SD_ACCESS_PIPE_HELD region) */
     unsigned bulk;            /* FPDUs to go with reads stopping at the lookahead */
     uint64_t placed, staged;  /* payload bytes placed; of them, copied out of buf */
     struct sd_iw_hdr hdr;

@@ -6,15 +6,12 @@
  * answering violations with a Terminate. */
 #include "soft_qp.h"
 #include "log.h"
-#include "sd_pipeheld.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #define RX_BUDGET (16u << 20)  /* bytes per progress call, so transmit gets its turn */
-#define RX_DIRECT 1            /* rx_read: payload received straight into its place */
-#define RX_HELD 2              /* rx_read: payload spliced into its pipes */
 
 /* Payload bytes a Terminate carries after its DDP header: control and at most the
  * offending DDP segment length and headers (RFC 5040 4.8). */
@@ -66,7 +63,6 @@ static int rx_accept_hdr(struct sd_qp *qp)
     const struct sd_iw_hdr *h = &rx->hdr;
     uint32_t len = rx->payload_len;
     rx->dst = NULL;
-    rx->held = NULL;
     if (h->ddp_version != DDP_VERSION) {
         term(qp, TERM_LAYER_DDP, h->tagged ? DDP_ETYPE_TAGGED : DDP_ETYPE_UNTAGGED,
              h->tagged ? DDP_ECODE_T_VERSION : DDP_ECODE_U_VERSION);
@@ -112,9 +108,6 @@ static int rx_accept_hdr(struct sd_qp *qp)
             term_tagged(qp, c, 0);
             return -1;
         }
-        const struct sd_soft_region *g = sd_soft_mem_region(&qp->mem, h->stag);
-        if (!qp->crc && (g->access & SD_ACCESS_PIPE_HELD)) /* a CRC needs the bytes read */
-            rx->held = sd_pipeheld_begin(g->base, g->length, (size_t)(rx->dst - g->base));
         return 0;
     }
     case RDMAP_READ_RESP: {
@@ -315,12 +308,7 @@ static void rx_parse(struct sd_qp *qp)
                 n = avail;
             if (n) {
                 uint8_t *to = rx->dst + rx->payload_done;
-                size_t took = rx->held ? sd_pipeheld_write_in(rx->held, p, n) : 0;
-
-                if (took < n) { /* into memory, and the rest of the region too */
-                    memcpy(to + took, p + took, n - took);
-                    rx->held = NULL;
-                }
+                memcpy(to, p, n);
                 rx->start += n;
                 rx->staged += n;
                 rx_payload_took(qp, to, n);
@@ -357,10 +345,7 @@ static void rx_parse(struct sd_qp *qp)
  * in the payload none of it is buffered, in the trailer or a header part may be. */
 static size_t rx_room(const struct sd_soft_rx *rx, size_t placed)
 {
-    /* Into pipes, a lookahead of one tagged header: the next Write's payload stays in the
-     * socket for the splice. */
-    size_t room = SD_SOFT_RX_BUF - rx->end,
-           need = rx->held ? MPA_LEN_SIZE + DDP_TAGGED_HDR_LEN : SD_SOFT_RX_LOOKAHEAD;
+    size_t room = SD_SOFT_RX_BUF - rx->end, need = SD_SOFT_RX_LOOKAHEAD;
 
     if (!rx->bulk)
         return room;
@@ -372,9 +357,8 @@ static size_t rx_room(const struct sd_soft_rx *rx, size_t placed)
 }
 
 /* The next read: a large payload still to come straight into its place and the bytes
- * after it into buf (rx_room), or spliced into its pipes (rx->held; the bytes after it
- * are the next read's), else into buf only. *direct tells which (RX_DIRECT, RX_HELD,
- * 0); *asked is the room offered. */
+ * after it into buf (rx_room), else into buf only. *direct tells which; *asked is the
+ * room offered. */
 static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
 {
     struct sd_soft_rx *rx = &qp->rx;
@@ -387,21 +371,8 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    *direct = (sd_soft_qp_up(qp) && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
-               rx->dst && want >= SD_SOFT_DIRECT_RX) ? RX_DIRECT : 0;
-    if (*direct && rx->held) {
-        ssize_t k = sd_pipeheld_splice_in(rx->held, qp->fd, want);
-
-        *asked = want;
-        if (k >= 0 || k == -EAGAIN) {
-            *direct = RX_HELD;
-            errno = k < 0 ? EAGAIN : 0;
-            return k < 0 ? -1 : k;
-        }
-        /* the pipes are full (or splice failed: the recv below meets any socket error):
-         * the rest of the region goes to memory */
-        rx->held = NULL;
-    }
+    *direct = sd_soft_qp_up(qp) && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
+              rx->dst && want >= SD_SOFT_DIRECT_RX;
     if (*direct) {
         struct iovec iov[2] = { { rx->dst + rx->payload_done, want },
                                 { rx->buf, rx_room(rx, want) } };
@@ -473,7 +444,7 @@ void sd_soft_rx_progress(struct sd_qp *qp)
         } else {
             qp->rx.end += (size_t)n;
         }
-        if ((size_t)n < asked && direct != RX_HELD)
+        if ((size_t)n < asked)
             qp->rx_drained = 1; /* the socket had no more: parse, and no recv for EAGAIN */
     }
 }
