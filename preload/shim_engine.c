@@ -191,7 +191,8 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
 
     sd_info("tunnel ended (%s): %llu messages / %llu bytes sent, %llu of them from where they "
             "lay, %llu / %llu delivered; of the program's %llu bytes, %llu sent from its own "
-            "thread; of the %llu it was given, %llu by reference; its signed requests: %llu "
+            "thread; of the %llu it was given, %llu by reference, %llu queued without a copy; its "
+            "signed requests: %llu "
             "verified, %llu failed, %llu without a key, %llu too large to check",
             err ? strerror(-err) : "closed by the program",
             (unsigned long long)st->smbd.msgs_sent, (unsigned long long)st->smbd.bytes_sent,
@@ -201,6 +202,7 @@ static void tunnel_ended(void *ctx, const struct smbd_bridge_stats *st, int err)
             (unsigned long long)st->stream_bytes_in, (unsigned long long)st->stream_bytes_fed,
             (unsigned long long)st->stream_bytes_out,
             (unsigned long long)st->stream_bytes_spliced,
+            (unsigned long long)st->stream_bytes_adopted,
             (unsigned long long)job->sig.verified, (unsigned long long)job->sig.failed,
             (unsigned long long)job->sig.no_key, (unsigned long long)job->sig.too_large);
     if (st->chan.rdma_reads || st->chan.rdma_writes)

@@ -71,6 +71,7 @@ static void th_on_end(void *ctx, const struct smbd_bridge_stats *st, int err)
     s->chan_mem_peak = st->chan.mem_peak;
     s->rdma_ios = st->chan.rdma_reads + st->chan.rdma_writes;
     s->spliced = st->stream_bytes_spliced;
+    s->adopted = st->stream_bytes_adopted;
     s->end_err = err;
     s->ended_at = sd_now_ms();
     snprintf(s->reason, sizeof(s->reason), "%s", st->reason);

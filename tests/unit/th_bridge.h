@@ -24,6 +24,7 @@ struct th_bridge_side {
     uint64_t chan_mem_peak;    /* the bridge's channel buffers at most (at its end) */
     uint64_t rdma_ios;         /* channel READs + WRITEs it moved by RDMA (at its end) */
     uint64_t spliced;          /* stream bytes it gave by reference (at its end) */
+    uint64_t adopted;          /* stream bytes queued in the buffer they arrived in */
     int ended, end_err;        /* on_end ran (loop thread; read with __atomic_load_n) */
     char reason[256];
     uint64_t ended_at;

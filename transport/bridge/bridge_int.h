@@ -107,6 +107,7 @@ struct bridge_out {
     struct bridge_buf held;   /* the channel's messages waiting for a delivered message's end */
     struct bridge_buf whole;  /* a delivered message the channel wants whole, so far */
     uint64_t bytes;           /* written to the stream */
+    uint64_t adopted;         /* of them, queued in the buffer they arrived in (not copied) */
     enum bridge_out_way way;
     struct bridge_splice splice; /* on while the way is by reference */
 };

@@ -113,6 +113,8 @@ static int out_queue(struct smbd_bridge *b, const struct iovec *iov, int n, size
         adopted = bridge_outq_adopt(&b->out.queue, alloc, cap,
                                     (const uint8_t *)iov[n - 1].iov_base + skip,
                                     iov[n - 1].iov_len - skip) == 0;
+    if (adopted)
+        b->out.adopted += iov[n - 1].iov_len - skip;
     if (sent < total && rc == 0 && !adopted)
         rc = bridge_outq_append(&b->out.queue, iov + n - 1, 1, skip);
     if (rc < 0) {

@@ -85,6 +85,7 @@ void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats
     st->stream_bytes_fed = b->in.fed;
     st->stream_bytes_out = b->out.bytes;
     st->stream_bytes_spliced = b->out.splice.bytes;
+    st->stream_bytes_adopted = b->out.adopted;
     if (b->chan)
         bridge_chan_get_stats(b->chan, sd_now_ms(), &st->chan);
 }

@@ -22,6 +22,8 @@ struct smbd_bridge_stats {
     uint64_t stream_bytes_in, stream_bytes_out;
     uint64_t stream_bytes_fed;       /* of stream_bytes_in: handed over by smbd_bridge_feed */
     uint64_t stream_bytes_spliced;   /* of stream_bytes_out: by reference (bridge_splice) */
+    uint64_t stream_bytes_adopted;   /* of stream_bytes_out: queued in the buffer they arrived
+                                        in, not copied (bridge_outq_adopt) */
     const char *reason;              /* one line: why the bridge ended (valid in on_end;
                                         NULL from smbd_bridge_get_stats) */
 };
