@@ -259,7 +259,10 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                    bridge_host_reads_by_reference,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
-                                                   or_unbounded(opts->channel_memory_total) };
+                                                   or_unbounded(opts->channel_memory_total),
+                                               .pin_grace_ms = opts->pin_grace_ms
+                                                                   ? opts->pin_grace_ms
+                                                                   : SMBD_BRIDGE_PIN_GRACE_MS };
 
         if (!(b->chan = bridge_chan_new(opts->channel, opts->channel_threshold, &host)))
             goto fail;
