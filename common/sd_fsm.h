@@ -20,5 +20,8 @@ const char *sd_fsm_name(const struct sd_fsm *f, unsigned s);
 /* Whether from -> to is a change the table lists: 0 (logged at debug), or -1 (logged as an
  * error: the caller has a bug, and keeps its state). */
 int sd_fsm_check(const struct sd_fsm *f, unsigned from, unsigned to);
+/* The same for one of many objects: its number (>= 0) follows f->what in the log lines
+ * ("bridge fd 7: OPEN -> FINISHING"). */
+int sd_fsm_check_id(const struct sd_fsm *f, int id, unsigned from, unsigned to);
 
 #endif

@@ -13,7 +13,9 @@
  * and WRITEs of every size up to the link's I/O limit all arrive intact, over the
  * channel, both under a low RLIMIT_MEMLOCK (planned at connect) and when registrations
  * are refused past a byte count with no limit set (as a kernel does when something else
- * pinned memory). The lifecycle's transitions one by one: test_bridge_lifecycle.c. */
+ * pinned memory); refused with nothing in flight, a WRITE waits the shortened pin_grace_ms
+ * and the bridge ends naming RLIMIT_MEMLOCK. The lifecycle's transitions one by one:
+ * test_bridge_lifecycle.c. */
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -982,6 +984,46 @@ static void test_the_relays_refused_registrations_delay_io_but_lose_none(void **
     bm_refused(&th_bridge_provider, (1u << 20) + (128u << 10)); /* the relay's I/O: 1 MiB */
 }
 
+#define BP_GRACE_MS 50u /* the shim's pin_grace_ms, shortened */
+
+/* The shim's registrations refused from the start (as a kernel does once something else
+ * in the process pinned the memory), nothing of the process's channel I/O in flight: the
+ * program's large WRITE waits pin_grace_ms for memory to come free, then the bridge ends
+ * naming RLIMIT_MEMLOCK, and the WRITE never reached the backend. */
+static void test_a_refused_registration_ends_the_bridge_after_pin_grace_ms(void **state)
+{
+    const struct smbd_bridge_opts relay = { .channel = BRIDGE_CHAN_SERVER };
+    const struct smbd_bridge_opts shim = { .channel = BRIDGE_CHAN_CLIENT,
+                                           .channel_threshold = 4096,
+                                           .pin_grace_ms = BP_GRACE_MS };
+    uint8_t *msg = malloc(TH_RW_FIXED + (1u << 20));
+    struct th_bridge_pair p;
+    uint64_t since;
+
+    (void)state;
+    assert_non_null(msg);
+    th_bridge_provider_active = th_pinning_ops(&sd_soft_provider);
+    th_memlock_set(64u << 20);
+    th_pinning_refuse_past(SIZE_MAX);
+    th_bridge_setup(&p, 0, &relay, &shim);
+    th_bridge_send_frame(p.a.app_fd, msg, th_smb2_negotiate_resp(msg, 0x0311));
+    assert_int_equal(th_bridge_recv_frame(p.b.app_fd, msg, 256, 5000), 129);
+    th_pinning_refuse_past(th_pinning_live()); /* no registration from now on */
+    since = sd_now_ms();
+    th_bridge_send_frame(p.b.app_fd, msg, th_smb2_plain_write(msg, 1, 1u << 20));
+    free(msg);
+    assert_true(th_bridge_wait_ended(&p.b, TH_BRIDGE_END_MS));
+    print_message("# ended %llu ms after the WRITE: %s\n",
+                  (unsigned long long)(p.b.ended_at - since), p.b.reason);
+    assert_true(p.b.ended_at - since >= BP_GRACE_MS);
+    assert_int_equal(p.b.end_err, -ENOMEM);
+    assert_non_null(strstr(p.b.reason, "RLIMIT_MEMLOCK"));
+    assert_non_null(strstr(p.b.reason, "for 50 ms"));
+    assert_true(th_pinning_refused() > 0);
+    th_bridge_teardown(&p);
+    assert_int_equal(p.a.rdma_ios + p.b.rdma_ios, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1001,6 +1043,8 @@ int main(void)
         cmocka_unit_test_teardown(test_the_shims_refused_registrations_delay_io_but_lose_none,
                                   bm_teardown),
         cmocka_unit_test_teardown(test_the_relays_refused_registrations_delay_io_but_lose_none,
+                                  bm_teardown),
+        cmocka_unit_test_teardown(test_a_refused_registration_ends_the_bridge_after_pin_grace_ms,
                                   bm_teardown),
     };
 

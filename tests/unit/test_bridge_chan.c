@@ -34,6 +34,8 @@
 
 #define MIB (1024u * 1024u)
 #define OFF 64u /* where the test's stream buffer holds the message */
+#define GRACE_MS 40u /* host.pin_grace_ms: a refused registration's wait with nothing in
+                        flight */
 
 struct host_rec {
     uint8_t *stream_buf;   /* the "framer" buffer holding the offered message */
@@ -108,7 +110,8 @@ static void rig_open_keyed(struct rig *r, enum bridge_chan_role role, int keyed)
                                            .to_stream = rec_to_stream, .fail = rec_fail,
                                            .take_message = client ? rec_take : NULL,
                                            .signing_key = keyed ? th_smb2_key_of : NULL,
-                                           .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX };
+                                           .mem_limit = UINT64_MAX, .mem_limit_total = UINT64_MAX,
+                                           .pin_grace_ms = GRACE_MS };
     r->ch = bridge_chan_new(role, client ? 4096 : 0, &host);
     assert_non_null(r->ch);
     n = th_smb2_negotiate_resp(m, 0x0311);
@@ -178,8 +181,6 @@ static void test_small_write_is_copied(void **state)
     rig_close(&r);
 }
 
-/* The grace time bridge_chan gives a refused registration with nothing in flight. */
-#define GRACE_MS 3000u
 
 static void test_refused_registration_with_nothing_in_flight_waits_then_ends(void **state)
 {
@@ -203,6 +204,7 @@ static void test_refused_registration_with_nothing_in_flight_waits_then_ends(voi
     assert_int_equal(bridge_chan_from_stream(r.ch, r.msg, r.len, 1000 + GRACE_MS), -1);
     assert_int_equal(r.h.failed, 1);
     assert_non_null(strstr(r.h.why, "RLIMIT_MEMLOCK"));
+    assert_non_null(strstr(r.h.why, "for 40 ms"));
     assert_int_equal(r.h.taken, 0);
     assert_int_equal(fake_sent_count(r.e.qp), sent); /* nothing went to the peer */
     fake_fail_reg_mr(r.e.qp, 0);

@@ -29,6 +29,7 @@
 #include "sd_bytes.h"
 #include "sd_clock.h"
 #include "smb2_wire.h"
+#include "smbd_bridge.h"
 #include "smbd_wire.h"
 #include "th_conn.h"
 #include "th_smb2.h"
@@ -126,7 +127,8 @@ static void rig_open(struct rig *g, uint64_t mem_limit, uint64_t mem_limit_total
                                            .to_stream = be_to_stream, .fail = be_fail,
                                            .take_message = be_take,
                                            .mem_limit = mem_limit,
-                                           .mem_limit_total = mem_limit_total };
+                                           .mem_limit_total = mem_limit_total,
+                                           .pin_grace_ms = SMBD_BRIDGE_PIN_GRACE_MS };
     g->ch = bridge_chan_new(BRIDGE_CHAN_SERVER, 0, &host);
     assert_non_null(g->ch);
     assert_int_equal(bridge_chan_from_stream(g->ch, m, th_smb2_negotiate_resp(m, dialect), 0), 0);

@@ -7,9 +7,10 @@
  * while the channel budget holds its stream back; the peer's orderly close in every state
  * that awaits something; a disconnect the provider never confirms, ended by the shortened
  * close_ms; smbd_bridge_stop in every state but the final ones. Each checks the states the
- * bridges logged, in order, against st_paths; the last test checks that the paths' changes
- * are exactly those bridge_enter allows, and that it refuses every other, failing the
- * bridge. What each end delivers is test_bridge_lifecycle.c's. */
+ * bridges logged, in order, against st_paths. Before them, the table (bridge_state.c):
+ * bridge_enter makes every change the test's copy of it lists and refuses every other,
+ * failing the bridge (th_fsm_check), and the paths' changes are exactly the listed ones.
+ * What each end delivers is test_bridge_lifecycle.c's. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -28,6 +29,7 @@
 #include "soft/soft_cm.h"
 #include "th_bridge.h"
 #include "th_bridge_state.h"
+#include "th_fsm.h"
 #include "th_smb2.h"
 
 /* The ways through the lifecycle the tests below take, each a row of states from OPEN. */
@@ -422,106 +424,142 @@ static void st_case_run(void **state)
 
 /* ---- the table itself ---- */
 
+/* The table of bridge_state.c, written out again. */
+static const struct th_fsm_change st_allowed[] = {
+    { BRIDGE_OPEN, BRIDGE_HALF_CLOSED },
+    { BRIDGE_OPEN, BRIDGE_FINISHING },
+    { BRIDGE_OPEN, BRIDGE_FLUSHING },
+    { BRIDGE_OPEN, BRIDGE_FAILED },
+    { BRIDGE_FINISHING, BRIDGE_FINISHED },
+    { BRIDGE_FINISHING, BRIDGE_FLUSHING },
+    { BRIDGE_FINISHING, BRIDGE_FAILED },
+    { BRIDGE_HALF_CLOSED, BRIDGE_DISCONNECTING },
+    { BRIDGE_HALF_CLOSED, BRIDGE_CLOSING },
+    { BRIDGE_HALF_CLOSED, BRIDGE_FINISHED },
+    { BRIDGE_HALF_CLOSED, BRIDGE_FLUSHING },
+    { BRIDGE_HALF_CLOSED, BRIDGE_FAILED },
+    { BRIDGE_FINISHED, BRIDGE_DISCONNECTING },
+    { BRIDGE_FINISHED, BRIDGE_CLOSING },
+    { BRIDGE_FINISHED, BRIDGE_FLUSHING },
+    { BRIDGE_FINISHED, BRIDGE_FAILED },
+    { BRIDGE_CLOSING, BRIDGE_DISCONNECTING },
+    { BRIDGE_CLOSING, BRIDGE_FLUSHING },
+    { BRIDGE_CLOSING, BRIDGE_FAILED },
+    { BRIDGE_DISCONNECTING, BRIDGE_CLOSED },
+    { BRIDGE_DISCONNECTING, BRIDGE_FAILED },
+    { BRIDGE_FLUSHING, BRIDGE_CLOSED },
+    { BRIDGE_FLUSHING, BRIDGE_FAILED },
+};
+
+#define ST_ALLOWED (sizeof(st_allowed) / sizeof(st_allowed[0]))
+
+/* The loop of the bridges th_fsm_check makes, which never runs. */
+static struct sd_loop *st_loop;
+
+/* bridge_enter on a bridge th_fsm_check made (zeroed, in the state asked for) with what a
+ * refusal's failure needs: its stream not watched, its end reserved on st_loop, where the
+ * failure schedules it and it never runs. */
+static int st_enter(void *obj, int to)
+{
+    struct smbd_bridge *b = obj;
+    int rc;
+
+    b->loop = st_loop;
+    b->fd = 7;
+    b->watched = -1;
+    assert_int_equal(bridge_end_reserve(b), 0);
+    rc = bridge_enter(b, (enum bridge_state)to);
+    sd_loop_cancel_timer(st_loop, b->end_timer);
+    return rc;
+}
+
+/* A refused change fails the bridge, unless it has ended already. */
+static int st_refused_to(int from)
+{
+    return from == BRIDGE_CLOSED || from == BRIDGE_FAILED ? from : BRIDGE_FAILED;
+}
+
+/* Every change the table allows is made; every other one (and a state past the last) is
+ * refused with an error line and fails the bridge (test_bridge_lifecycle.c: on a live
+ * one, which then ends with the refusal as its reason). */
+static void test_every_change_allowed_or_refused(void **state)
+{
+    const struct th_fsm f = { .fsm = &bridge_state_fsm, .size = sizeof(struct smbd_bridge),
+                              .state_offset = offsetof(struct smbd_bridge, state),
+                              .enter = st_enter, .allowed = st_allowed,
+                              .nallowed = ST_ALLOWED, .refused_to = st_refused_to };
+
+    (void)state;
+    assert_non_null(st_loop = sd_loop_new());
+    th_fsm_check(&f);
+    sd_loop_free(st_loop);
+}
+
 static int st_state_named(const char *name, size_t len)
 {
-    for (int s = 0; s < BRIDGE_STATES; s++)
-        if (strlen(bridge_state_name(s)) == len && strncmp(bridge_state_name(s), name, len) == 0)
-            return s;
+    for (unsigned s = 0; s < BRIDGE_STATES; s++) {
+        const char *n = sd_fsm_name(&bridge_state_fsm, s);
+
+        if (strlen(n) == len && strncmp(n, name, len) == 0)
+            return (int)s;
+    }
     fail_msg("no state \"%.*s\"", (int)len, name);
     return -1;
 }
 
-/* allowed[from][to]: the changes the rows of st_paths make. */
-static void st_rows_allow(int allowed[BRIDGE_STATES][BRIDGE_STATES])
+/* Whether the rows of st_paths make from -> to. */
+static int st_rows_make(int from, int to)
 {
-    memset(allowed, 0, sizeof(int[BRIDGE_STATES][BRIDGE_STATES]));
     for (int r = 0; r < ST_PATHS; r++) {
-        int from = -1;
+        int prev = -1;
 
         for (const char *at = st_paths[r]; *at;) {
             size_t n = strcspn(at, " ");
-            int to = st_state_named(at, n);
+            int s = st_state_named(at, n);
 
-            if (from >= 0)
-                allowed[from][to] = 1;
-            from = to;
+            if (prev == from && s == to)
+                return 1;
+            prev = s;
             at += n + (at[n] == ' ');
         }
     }
+    return 0;
 }
 
-struct st_table {
-    struct th_bridge_side *side;
-    int rc[BRIDGE_STATES][BRIDGE_STATES + 1];    /* bridge_enter(to) from each state ... */
-    int after[BRIDGE_STATES][BRIDGE_STATES + 1]; /* ... and the state it left */
-};
-
-/* bridge_enter from every state to every state and one past them, the state set back
- * after each; then the bridge is left FAILED, its end scheduled by the first refusal. */
-static void st_table_task(void *ctx)
+/* The rows make exactly the changes the table allows: each allowed change has a test
+ * above, made by the bridge's own paths (a change added to the table without one fails
+ * this). */
+static void test_the_rows_make_exactly_the_allowed_changes(void **state)
 {
-    struct st_table *t = ctx;
-    struct smbd_bridge *b = t->side->bridge;
-
-    for (int from = 0; from < BRIDGE_STATES; from++)
-        for (int to = 0; to <= BRIDGE_STATES; to++) {
-            b->state = from;
-            t->rc[from][to] = bridge_enter(b, to);
-            t->after[from][to] = b->state;
-        }
-    b->state = BRIDGE_FAILED;
-}
-
-/* Exactly the changes the rows make are allowed (so each has a test above); every other is
- * refused with an error line and fails a live bridge, not the process. */
-static void test_the_table_allows_exactly_the_rows_changes(void **state)
-{
-    int allowed[BRIDGE_STATES][BRIDGE_STATES];
-    struct st_table *t = calloc(1, sizeof(*t));
-    struct th_bridge_pair p;
-    unsigned refused = 0, changes = 0;
+    unsigned made = 0;
 
     (void)state;
-    assert_non_null(t);
-    st_rows_allow(allowed);
-    th_bridge_setup(&p, 0, NULL, NULL);
-    t->side = &p.a;
-    th_bridge_on_loop(&p, st_table_task, t);
-    st_ended(&p.a, -EINVAL);
-    assert_non_null(strstr(p.a.reason, "refused"));
-    th_bridge_teardown(&p);
-    th_bridge_trace_collect();
     for (int from = 0; from < BRIDGE_STATES; from++)
-        for (int to = 0; to <= BRIDGE_STATES; to++) {
-            int ok = to < BRIDGE_STATES && allowed[from][to];
-            int final = from == BRIDGE_CLOSED || from == BRIDGE_FAILED;
-            int want_after = ok ? to : final ? from : BRIDGE_FAILED;
+        for (int to = 0; to < BRIDGE_STATES; to++) {
+            int allowed = 0;
 
-            if (t->rc[from][to] != (ok ? 0 : -1) || t->after[from][to] != want_after)
-                fail_msg("%s -> %s: bridge_enter %d, then %s; the rows %s it",
-                         bridge_state_name(from), bridge_state_name(to), t->rc[from][to],
-                         bridge_state_name(t->after[from][to]), ok ? "make" : "never make");
-            refused += !ok;
-            changes += ok;
+            for (size_t i = 0; i < ST_ALLOWED; i++)
+                allowed |= st_allowed[i].from == from && st_allowed[i].to == to;
+            if (st_rows_make(from, to) != allowed)
+                fail_msg("%s -> %s: the table %s it, the rows %s",
+                         sd_fsm_name(&bridge_state_fsm, (unsigned)from),
+                         sd_fsm_name(&bridge_state_fsm, (unsigned)to),
+                         allowed ? "allows" : "refuses", allowed ? "never make it" : "make it");
+            made += (unsigned)allowed;
         }
-    print_message("# %u changes allowed, each made by a test above; %u refused\n", changes,
-                  refused);
-    assert_int_equal(changes, 23);
-    assert_int_equal(th_bridge_trace_refusals(), refused);
-    free(t);
+    assert_int_equal(made, ST_ALLOWED);
 }
 
 #define ST_CASES (sizeof(st_cases) / sizeof(st_cases[0]))
 
 int main(void)
 {
-    struct CMUnitTest tests[ST_CASES + 1];
+    struct CMUnitTest tests[ST_CASES + 2];
 
+    tests[0] = (struct CMUnitTest)cmocka_unit_test(test_every_change_allowed_or_refused);
+    tests[1] = (struct CMUnitTest)cmocka_unit_test(test_the_rows_make_exactly_the_allowed_changes);
     for (size_t i = 0; i < ST_CASES; i++)
-        tests[i] = (struct CMUnitTest){ st_cases[i].name, st_case_run, th_bridge_trace_setup,
-                                        th_bridge_trace_teardown, (void *)&st_cases[i] };
-    tests[ST_CASES] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
-        test_the_table_allows_exactly_the_rows_changes, th_bridge_trace_setup,
-        th_bridge_trace_teardown);
-    return _cmocka_run_group_tests("test_bridge_states", tests, ST_CASES + 1, NULL, NULL);
+        tests[i + 2] = (struct CMUnitTest){ st_cases[i].name, st_case_run, th_bridge_trace_setup,
+                                            th_bridge_trace_teardown, (void *)&st_cases[i] };
+    return _cmocka_run_group_tests("test_bridge_states", tests, ST_CASES + 2, NULL, NULL);
 }

@@ -53,9 +53,10 @@ static const struct th_fsm_change smbd_allowed[] = {
 
 static void test_every_change_allowed_or_refused(void **state)
 {
-    const struct th_fsm f = { &smbd_state_fsm, sizeof(struct smbd_conn),
-                              offsetof(struct smbd_conn, state), enter, smbd_allowed,
-                              sizeof(smbd_allowed) / sizeof(smbd_allowed[0]) };
+    const struct th_fsm f = { .fsm = &smbd_state_fsm, .size = sizeof(struct smbd_conn),
+                              .state_offset = offsetof(struct smbd_conn, state), .enter = enter,
+                              .allowed = smbd_allowed,
+                              .nallowed = sizeof(smbd_allowed) / sizeof(smbd_allowed[0]) };
 
     (void)state;
     th_fsm_check(&f);

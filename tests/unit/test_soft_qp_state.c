@@ -37,8 +37,10 @@ static const struct th_fsm_change soft_allowed[] = {
 
 static void test_every_change_allowed_or_refused(void **state)
 {
-    const struct th_fsm f = { &sd_soft_qp_fsm, sizeof(struct sd_qp), offsetof(struct sd_qp, state),
-                              enter, soft_allowed, sizeof(soft_allowed) / sizeof(soft_allowed[0]) };
+    const struct th_fsm f = { .fsm = &sd_soft_qp_fsm, .size = sizeof(struct sd_qp),
+                              .state_offset = offsetof(struct sd_qp, state), .enter = enter,
+                              .allowed = soft_allowed,
+                              .nallowed = sizeof(soft_allowed) / sizeof(soft_allowed[0]) };
 
     (void)state;
     th_fsm_check(&f);

@@ -29,9 +29,10 @@ static const struct th_fsm_change verbs_allowed[] = {
 
 static void test_every_change_allowed_or_refused(void **state)
 {
-    const struct th_fsm f = { &sd_verbs_qp_fsm, sizeof(struct sd_qp), offsetof(struct sd_qp, state),
-                              enter, verbs_allowed,
-                              sizeof(verbs_allowed) / sizeof(verbs_allowed[0]) };
+    const struct th_fsm f = { .fsm = &sd_verbs_qp_fsm, .size = sizeof(struct sd_qp),
+                              .state_offset = offsetof(struct sd_qp, state), .enter = enter,
+                              .allowed = verbs_allowed,
+                              .nallowed = sizeof(verbs_allowed) / sizeof(verbs_allowed[0]) };
 
     (void)state;
     th_fsm_check(&f);

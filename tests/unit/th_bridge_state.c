@@ -166,14 +166,3 @@ const char *th_bridge_trace(const struct th_bridge_side *s, char *out, size_t le
     }
     return out;
 }
-
-unsigned th_bridge_trace_refusals(void)
-{
-    unsigned n = 0;
-
-    assert_non_null(th_trace.log);
-    for (const char *at = th_trace.log; (at = strstr(at, " is not a change the bridge makes"));
-         at++)
-        n++;
-    return n;
-}

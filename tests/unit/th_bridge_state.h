@@ -50,7 +50,5 @@ void th_bridge_trace_collect(void);
 /* The states s's bridge went through, "OPEN HALF_CLOSED ...", from the changes it logged
  * (refused ones left out), into out. */
 const char *th_bridge_trace(const struct th_bridge_side *s, char *out, size_t len);
-/* How many changes were logged as refused. */
-unsigned th_bridge_trace_refusals(void);
 
 #endif

@@ -54,8 +54,11 @@ void th_fsm_check(const struct th_fsm *f)
                 if (rc != 0 || now != to)
                     fail_msg("%s is allowed but was refused", want);
                 made++;
-            } else if (rc != -1 || now != from) {
+            } else if (rc != -1) {
                 fail_msg("%s was made (it is no allowed change)", want);
+            } else if (now != (f->refused_to ? f->refused_to(from) : from)) {
+                fail_msg("%s was refused, leaving the state %s", want,
+                         sd_fsm_name(f->fsm, (unsigned)now));
             } else if (!strstr(log, want) || !strstr(log, "error")) {
                 fail_msg("%s was refused without an error line naming it: '%s'", want, log);
             }

@@ -5,8 +5,9 @@
  * (relay_admit.c: the access list and the connection limits), whether the backend
  * answers (relay_backend.c), how many connections the open-file limit allows
  * (relay_fds.c), the live status (relay_status.c: the UNIX socket and --status), what
- * systemd is told (relay_service.c, over relay_notify.c) and the program (relay_main.c:
- * settings, signals, drain and reload).
+ * systemd is told (relay_service.c, over relay_notify.c), the command line and the
+ * settings it loads (relay_args.c) and the program (relay_main.c: start, signals, drain
+ * and reload).
  *
  * Threads: loop 0 is the main thread's; it alone runs the listener, the signals, the
  * status socket and the drain. Every connection lives on one loop, which alone touches
@@ -140,6 +141,28 @@ struct relay {
     int argc;                   /* the command line, for SIGHUP's reload */
     char **argv;
 };
+
+/* ---- relay_args.c ---- */
+
+/* What the command line asks for beside the settings. */
+struct relay_args {
+    struct relay *r;
+    int status, json, check_config;
+    int query;                     /* --status or --drop-address: a running relay is asked */
+    const char *drop;              /* --drop-address's IP */
+    struct sd_settings_report rep; /* where the settings came from, what was wrong */
+};
+
+/* Reads the command line into a and the settings it gives (the configuration file, the
+ * environment, the flags) into r->set, r->log_stats, r->argc and r->argv, logging other
+ * programs' problems as warnings: 0, or the exit status after the usage error (2).
+ * --help and --version print and exit. */
+int relay_args_parse(int argc, char **argv, struct relay *r, struct relay_args *a);
+/* --check-config [FILE]: prints the settings in force and the problems; the exit status. */
+int relay_args_check_config(const struct relay *r, const struct relay_args *a);
+/* The settings r's command line gives now, for SIGHUP (other programs' problems logged as
+ * warnings): 0 with *next, or -1 with why. */
+int relay_args_reload(const struct relay *r, struct sd_settings *next, char *why, size_t len);
 
 /* ---- relay_loops.c ---- */
 

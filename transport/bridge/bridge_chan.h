@@ -54,6 +54,10 @@ struct bridge_chan_host {
     /* Channel buffer bytes (registered for the peer, RDMA sinks and sources) this
      * connection, and all connections of the process together, may hold (> 0). */
     uint64_t mem_limit, mem_limit_total;
+    /* How long an I/O refused registered memory waits with no channel I/O of the process
+     * in flight (ms, > 0): memory may still come free (idle send buffers given back);
+     * then the bridge fails, naming RLIMIT_MEMLOCK. */
+    uint32_t pin_grace_ms;
     /* May be NULL: bytes written to the stream that it has not taken yet; they count
      * against mem_limit (channel data the program or backend is slow to read). */
     size_t (*stream_backlog)(void *ctx);

@@ -14,10 +14,6 @@
 #include "bridge_pool.h"
 #include "sd_pinned.h"
 
-/* How long an I/O waits for registered memory with no channel I/O in flight: idle extra
- * send buffers are given back within SMBD_POOL_SHRINK_MS (1 s). */
-#define BRIDGE_CHAN_PIN_GRACE_MS 3000u
-
 /* Buffer bytes of every connection of the process (the engine may run one loop per
  * thread: atomic). */
 static _Atomic uint64_t process_mem_used;
@@ -68,8 +64,8 @@ void bridge_chan_mem_got(struct bridge_chan *ch, enum bridge_chan_queue q, uint6
 }
 
 /* The I/O waits (BRIDGE_CHAN_WAIT, offered again) while memory may still come free: this
- * connection's or another's channel I/O holds some, or for a grace time in which idle
- * send buffers are given back. With nothing to wait for, the connection ends naming the
+ * connection's or another's channel I/O holds some, or for a grace time (host.pin_grace_ms)
+ * in which idle send buffers are given back. With nothing to wait for, the connection ends naming the
  * cause (-1): never a message the peer must reject. */
 int bridge_chan_pin_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint32_t len, int rc,
                          uint64_t now)
@@ -79,13 +75,13 @@ int bridge_chan_pin_wait(struct bridge_chan *ch, enum bridge_chan_queue q, uint3
     if (!ch->pin_wait_since)
         ch->pin_wait_since = now ? now : 1;
     if (atomic_load(&process_mem_used) > 0 || smbd_conn_reserve_in_use(ch->host.conn) ||
-        now < ch->pin_wait_since + BRIDGE_CHAN_PIN_GRACE_MS)
+        now < ch->pin_wait_since + ch->host.pin_grace_ms)
         return bridge_chan_mem_wait(ch, q, now);
     snprintf(why, sizeof(why), "RDMA channel: no registered memory for a %u-byte I/O buffer "
              "(%s) with no other I/O in flight for %u ms: the process has %llu bytes "
              "registered, RLIMIT_MEMLOCK allows %llu; raise RLIMIT_MEMLOCK (ulimit -l, "
              "LimitMEMLOCK=, /etc/security/limits.d)", len, strerror(rc ? -rc : ENOMEM),
-             BRIDGE_CHAN_PIN_GRACE_MS, (unsigned long long)sd_pinned_used(),
+             ch->host.pin_grace_ms, (unsigned long long)sd_pinned_used(),
              (unsigned long long)sd_pinned_limit());
     ch->host.fail(ch->host.ctx, rc ? rc : -ENOMEM, why);
     return -1;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/bridge/bridge_int.h — the bridge's private header: struct smbd_bridge, its
  * tunables, and the functions its files call across (smbd_bridge.c: start, events and
- * bridge_sync; bridge_to_stream.c: link -> stream; bridge_from_stream.c: stream -> link;
- * bridge_end.c: how it ends). Internal to transport/bridge/. */
+ * bridge_sync; bridge_state.c: the state's changes; bridge_to_stream.c: link -> stream;
+ * bridge_from_stream.c: stream -> link; bridge_end.c: how it ends). Internal to
+ * transport/bridge/. */
 #ifndef SMBDIRECT_BRIDGE_INT_H
 #define SMBDIRECT_BRIDGE_INT_H
 
@@ -14,6 +15,7 @@
 #include "bridge_chan.h"
 #include "bridge_framer.h"
 #include "bridge_outq.h"
+#include "sd_fsm.h"
 #include "smb2_pending.h"
 #include "smbd_bridge.h"
 
@@ -33,7 +35,7 @@
 
 typedef void (*bridge_end_fn)(void *ctx, const struct smbd_bridge_stats *st, int err);
 
-/* Where a bridge is in its life. Every change goes through bridge_enter (smbd_bridge.c),
+/* Where a bridge is in its life. Every change goes through bridge_enter (bridge_state.c),
  * which refuses one this table does not list: that is a bug, logged as an error, and
  * the bridge fails instead.
  *
@@ -170,15 +172,18 @@ struct smbd_bridge {
                        struct smb2_sign_key *key); /* opts.signing_key */
 };
 
-/* ---- smbd_bridge.c: state and sync ---- */
+/* ---- smbd_bridge.c: sync ---- */
 
 /* Flow control and whatever is due after every link or stream event, outside engine
  * calls. */
 void bridge_sync(struct smbd_bridge *b);
+
+/* ---- bridge_state.c: the state ---- */
+
 /* The one way b->state changes: 0, or -1 when the table beside enum bridge_state does
  * not allow it (logged as an error; the bridge fails, unless it ended already). */
 int bridge_enter(struct smbd_bridge *b, enum bridge_state to);
-const char *bridge_state_name(enum bridge_state s);
+extern const struct sd_fsm bridge_state_fsm; /* the table and the states' names */
 
 /* Whether the bridge has ended (the end is scheduled): nothing moves any more. */
 static inline int bridge_ended(const struct smbd_bridge *b)

@@ -7,7 +7,8 @@
  * bytes queued for the stream and resumed below BRIDGE_STREAM_LOW.
  * The rest of the bridge: bridge_to_stream.c (link -> stream), bridge_from_stream.c
  * (stream -> link), bridge_end.c (half-close, program exit, flushing, disconnect,
- * failure and the end itself); bridge_int.h holds the struct. */
+ * failure and the end itself), bridge_state.c (its state's changes); bridge_int.h holds
+ * the struct. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -21,60 +22,6 @@
 #include "log.h"
 #include "sd_libc.h"
 #include "smbd_link.h"
-
-/* ---- state ---- */
-
-#define TO(s) (1u << (s))
-
-/* The changes enum bridge_state's table allows, by the state they leave. */
-static const unsigned bridge_next[BRIDGE_STATES] = {
-    [BRIDGE_OPEN] = TO(BRIDGE_HALF_CLOSED) | TO(BRIDGE_FINISHING) | TO(BRIDGE_FLUSHING) |
-                    TO(BRIDGE_FAILED),
-    [BRIDGE_FINISHING] = TO(BRIDGE_FINISHED) | TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
-    [BRIDGE_HALF_CLOSED] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_CLOSING) | TO(BRIDGE_FINISHED) |
-                           TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
-    [BRIDGE_FINISHED] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_CLOSING) | TO(BRIDGE_FLUSHING) |
-                        TO(BRIDGE_FAILED),
-    [BRIDGE_CLOSING] = TO(BRIDGE_DISCONNECTING) | TO(BRIDGE_FLUSHING) | TO(BRIDGE_FAILED),
-    [BRIDGE_DISCONNECTING] = TO(BRIDGE_CLOSED) | TO(BRIDGE_FAILED),
-    [BRIDGE_FLUSHING] = TO(BRIDGE_CLOSED) | TO(BRIDGE_FAILED),
-    [BRIDGE_CLOSED] = 0,
-    [BRIDGE_FAILED] = 0,
-};
-
-const char *bridge_state_name(enum bridge_state s)
-{
-    static const char *const names[BRIDGE_STATES] = {
-        [BRIDGE_OPEN] = "OPEN",
-        [BRIDGE_FINISHING] = "FINISHING",
-        [BRIDGE_HALF_CLOSED] = "HALF_CLOSED",
-        [BRIDGE_FINISHED] = "FINISHED",
-        [BRIDGE_CLOSING] = "CLOSING",
-        [BRIDGE_DISCONNECTING] = "DISCONNECTING",
-        [BRIDGE_FLUSHING] = "FLUSHING",
-        [BRIDGE_CLOSED] = "CLOSED",
-        [BRIDGE_FAILED] = "FAILED",
-    };
-
-    return (unsigned)s < BRIDGE_STATES ? names[s] : "?";
-}
-
-int bridge_enter(struct smbd_bridge *b, enum bridge_state to)
-{
-    enum bridge_state from = b->state;
-
-    if ((unsigned)to >= BRIDGE_STATES || !(bridge_next[from] & TO(to))) {
-        sd_error("bridge fd %d: %s -> %s is not a change the bridge makes (a bug)", b->fd,
-                 bridge_state_name(from), bridge_state_name(to));
-        if (!bridge_ended(b))
-            bridge_fail(b, -EINVAL, "internal error: bridge state %s -> %s refused",
-                        bridge_state_name(from), bridge_state_name(to));
-        return -1;
-    }
-    sd_debug("bridge fd %d: %s -> %s", b->fd, bridge_state_name(from), bridge_state_name(to));
-    b->state = to;
-    return 0;
-}
 
 void smbd_bridge_get_stats(const struct smbd_bridge *b, struct smbd_bridge_stats *st)
 {
@@ -303,7 +250,10 @@ struct smbd_bridge *smbd_bridge_start(struct sd_loop *loop, struct smbd_link *li
                                                .take_message = bridge_host_take_message,
                                                .mem_limit = or_unbounded(opts->channel_memory),
                                                .mem_limit_total =
-                                                   or_unbounded(opts->channel_memory_total) };
+                                                   or_unbounded(opts->channel_memory_total),
+                                               .pin_grace_ms = opts->pin_grace_ms
+                                                                   ? opts->pin_grace_ms
+                                                                   : SMBD_BRIDGE_PIN_GRACE_MS };
 
         if (!(b->chan = bridge_chan_new(opts->channel, opts->channel_threshold, &host)))
             goto fail;

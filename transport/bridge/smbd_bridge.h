@@ -56,12 +56,17 @@ struct smbd_bridge_opts {
      * it asked, or, once the program is exiting, for the peer's RDMA on its channel
      * buffers; then the link is disconnected anyway [SMBD_BRIDGE_HALF_CLOSE_MS]. close_ms:
      * for the link's orderly disconnect to be confirmed; then the bridge ends without it
-     * [SMBD_BRIDGE_CLOSE_MS]. */
-    uint32_t half_close_ms, close_ms;
+     * [SMBD_BRIDGE_CLOSE_MS]. pin_grace_ms: with the channel on, for registered memory
+     * (RLIMIT_MEMLOCK) an I/O was refused while no channel I/O of the process is in
+     * flight (bridge_chan_host.pin_grace_ms); then the bridge ends naming the limit
+     * [SMBD_BRIDGE_PIN_GRACE_MS]. */
+    uint32_t half_close_ms, close_ms, pin_grace_ms;
 };
 
 #define SMBD_BRIDGE_HALF_CLOSE_MS 10000u
 #define SMBD_BRIDGE_CLOSE_MS      2000u
+#define SMBD_BRIDGE_PIN_GRACE_MS  3000u /* idle send buffers go back within 1 s
+                                           (SMBD_POOL_SHRINK_MS) */
 
 /* Takes ownership of link and stream_fd (closed when the bridge ends; also when this
  * fails, returning NULL without calling on_end). on_end runs on the loop thread once,

@@ -2,14 +2,13 @@
 /* transport/settings/sd_settings_doc.c — the settings table rendered for people: the
  * tools' --help, the smbdirect wrapper's, README.md's table, the man pages'
  * ENVIRONMENT entries and smbdirect.conf(5)'s keys (scripts/settings-docs keeps the
- * committed docs in step); and a value in force as text (--check-config). */
-#include "sd_settings.h"
+ * committed docs in step). A value in force as text is sd_settings_show.c's. */
+#include "sd_settings_int.h"
 
 #include <ctype.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "sd_addr.h"
 #include "sd_num.h"
 
 #define KIB 1024u
@@ -52,11 +51,7 @@ static const struct style man = { "\\(en", "\\-", "\\fB", "\\fR", " or ",
                                   "\\fIaddr\\fR=\\fIrdmaaddr\\fR[:\\fIport\\fR][,.\\|.\\|.]",
                                   PREFIXES, 0 };
 
-/* Appends to buf (of len bytes, holding a string). */
-static void add(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void add(char *buf, size_t len, const char *fmt, ...)
+void sd_settings_add(char *buf, size_t len, const char *fmt, ...)
 {
     size_t n = strlen(buf);
     va_list ap;
@@ -74,13 +69,13 @@ static int add_size_short(char *buf, size_t len, uint64_t v, const struct style 
     unsigned long long kib = (unsigned long long)(v % MIB / KIB);
 
     if (v >= MIB && v % MIB == 0)
-        add(buf, len, "%llu MiB", mib);
+        sd_settings_add(buf, len, "%llu MiB", mib);
     else if (v > MIB && v % KIB == 0)
-        add(buf, len, "%llu MiB + %llu KiB", mib, kib);
+        sd_settings_add(buf, len, "%llu MiB + %llu KiB", mib, kib);
     else if (v >= KIB && v % KIB == 0)
-        add(buf, len, "%llu KiB", kib);
+        sd_settings_add(buf, len, "%llu KiB", kib);
     else if ((v + 1) % MIB == 0)
-        add(buf, len, "%llu MiB %s 1", (unsigned long long)((v + 1) / MIB), st->minus);
+        sd_settings_add(buf, len, "%llu MiB %s 1", (unsigned long long)((v + 1) / MIB), st->minus);
     else
         return 0;
     return 1;
@@ -92,9 +87,9 @@ static void add_size(char *buf, size_t len, uint64_t v, const struct style *st)
 {
     char s[64] = "";
 
-    add(buf, len, "%llu", (unsigned long long)v);
+    sd_settings_add(buf, len, "%llu", (unsigned long long)v);
     if (add_size_short(s, sizeof(s), v, st))
-        add(buf, len, " (%s)", s);
+        sd_settings_add(buf, len, " (%s)", s);
 }
 
 /* Appends a bound of row in a short range: bytes by their shorter spelling. */
@@ -102,7 +97,7 @@ static void add_bound_short(char *buf, size_t len, const struct sd_setting *row,
                             const struct style *st)
 {
     if (row->unit != SD_UNIT_BYTES || !add_size_short(buf, len, v, st))
-        add(buf, len, "%llu", (unsigned long long)v);
+        sd_settings_add(buf, len, "%llu", (unsigned long long)v);
 }
 
 /* Appends a default of row: a number (bytes with their shorter spelling), a word in
@@ -113,14 +108,14 @@ static void add_default(char *buf, size_t len, const struct sd_setting *row, con
     uint64_t v;
 
     if (!*text)
-        add(buf, len, "none");
+        sd_settings_add(buf, len, "none");
     else if (row->kind == SD_KIND_NUMBER && row->unit == SD_UNIT_BYTES &&
              sd_num_parse_str(text, 0, UINT64_MAX, &v) == 0)
         add_size(buf, len, v, st);
     else if (row->kind == SD_KIND_CHOICE || row->kind == SD_KIND_LOG)
-        add(buf, len, "%s%s%s", st->open, text, st->close);
+        sd_settings_add(buf, len, "%s%s%s", st->open, text, st->close);
     else
-        add(buf, len, "%s", text);
+        sd_settings_add(buf, len, "%s", text);
 }
 
 /* Appends what row accepts: "bytes, 128–1048576 (1 MiB)" (short: "128–1 MiB",
@@ -134,44 +129,44 @@ static void add_values(char *buf, size_t len, const struct sd_setting *row,
     case SD_KIND_NUMBER:
         if (st->short_ranges) {
             add_bound_short(buf, len, row, row->min, st);
-            add(buf, len, "%s", st->dash);
+            sd_settings_add(buf, len, "%s", st->dash);
             add_bound_short(buf, len, row, row->max, st);
-            add(buf, len, "%s", unit_symbols[row->unit]);
+            sd_settings_add(buf, len, "%s", unit_symbols[row->unit]);
             break;
         }
         if (row->unit != SD_UNIT_NONE)
-            add(buf, len, "%s, ", unit_nouns[row->unit]);
+            sd_settings_add(buf, len, "%s, ", unit_nouns[row->unit]);
         if (row->unit == SD_UNIT_BYTES) {
             add_size(buf, len, row->min, st);
-            add(buf, len, "%s", st->dash);
+            sd_settings_add(buf, len, "%s", st->dash);
             add_size(buf, len, row->max, st);
         } else {
-            add(buf, len, "%llu%s%llu", (unsigned long long)row->min, st->dash,
-                (unsigned long long)row->max);
+            sd_settings_add(buf, len, "%llu%s%llu", (unsigned long long)row->min, st->dash,
+                            (unsigned long long)row->max);
         }
         break;
     case SD_KIND_CHOICE:
     case SD_KIND_LOG:
-        add(buf, len, "%s",
-            sd_settings_words(row, st->open, st->close, ", ", st->last, words, sizeof(words)));
+        sd_settings_words(row, st->open, st->close, ", ", st->last, words, sizeof(words));
+        sd_settings_add(buf, len, "%s", words);
         break;
     case SD_KIND_PORTS:
-        add(buf, len, "TCP ports, comma-separated");
+        sd_settings_add(buf, len, "TCP ports, comma-separated");
         break;
     case SD_KIND_PORTMAP:
-        add(buf, len, "%s", st->portmap);
+        sd_settings_add(buf, len, "%s", st->portmap);
         break;
     case SD_KIND_HOSTPORT:
-        add(buf, len, "HOST:PORT");
+        sd_settings_add(buf, len, "HOST:PORT");
         break;
     case SD_KIND_PREFIXES:
-        add(buf, len, "%s", st->prefixes);
+        sd_settings_add(buf, len, "%s", st->prefixes);
         break;
     case SD_KIND_PATH:
-        add(buf, len, "an absolute path, or none");
+        sd_settings_add(buf, len, "an absolute path, or none");
         break;
     case SD_KIND_ADDRMAP:
-        add(buf, len, "%s", st->addrmap);
+        sd_settings_add(buf, len, "%s", st->addrmap);
         break;
     }
 }
@@ -183,7 +178,7 @@ static void add_progs(char *buf, size_t len, unsigned progs)
 
     for (int p = 0; p < SD_PROG_COUNT; p++) {
         if (progs & SD_PROG_BIT(p)) {
-            add(buf, len, "%s%s", sep, sd_settings_prog_names[p]);
+            sd_settings_add(buf, len, "%s%s", sep, sd_settings_prog_names[p]);
             sep = ", ";
         }
     }
@@ -204,76 +199,20 @@ static int add_defaults(char *buf, size_t len, const struct sd_setting *row, uns
             first = p;
             add_default(buf, len, row, row->def[p], st);
         } else if (strcmp(row->def[p], row->def[first]) != 0) {
-            add(buf, len, "%s%s: ", sep, sd_settings_prog_names[p]);
+            sd_settings_add(buf, len, "%s%s: ", sep, sd_settings_prog_names[p]);
             add_default(buf, len, row, row->def[p], st);
             sep = ", ";
         }
     }
     if (*sep == ',')
-        add(buf, len, ")");
+        sd_settings_add(buf, len, ")");
     return first;
 }
 
 /* Appends help with its first letter capitalized. */
 static void add_sentence(char *buf, size_t len, const char *help)
 {
-    add(buf, len, "%c%s", toupper((unsigned char)help[0]), help + 1);
-}
-
-/* ---- a value in force (--check-config) ---- */
-
-/* An address map entry as am_parse takes it: "10.0.0.5=192.168.100.5:5445",
- * "[2001:db8::5]=[fd00::5]:445". */
-static void add_addrmap_entry(char *buf, size_t len, const struct am_entry *e)
-{
-    char from[SD_ADDR_STRLEN], to[SD_ADDR_STRLEN];
-    int v6 = e->to.family == AF_INET6;
-
-    am_ip_format(&e->from, from, sizeof(from));
-    am_ip_format(&e->to, to, sizeof(to));
-    if (e->port)
-        add(buf, len, "%s=%s%s%s:%u", from, v6 ? "[" : "", to, v6 ? "]" : "", e->port);
-    else
-        add(buf, len, "%s=%s", from, to);
-}
-
-char *sd_settings_format(const struct sd_settings *s, enum sd_setting_id id, char *buf,
-                         size_t len)
-{
-    const struct sd_setting *row = &sd_settings_table[id];
-    const void *f = sd_settings_field(s, id);
-    const struct pm_ports *ports = f;
-    const struct pm_map *map = f;
-    const struct am_map *am = f;
-    const struct sd_hostport *hp = f;
-
-    buf[0] = '\0';
-    switch (row->kind) {
-    case SD_KIND_NUMBER: add(buf, len, "%u", *(const uint32_t *)f); break;
-    case SD_KIND_CHOICE: add(buf, len, "%s", row->choices[*(const int *)f]); break;
-    case SD_KIND_LOG: add(buf, len, "%s", sd_log_level_name(*(const enum sd_log_level *)f)); break;
-    case SD_KIND_PORTS:
-        for (int i = 0; i < ports->n; i++)
-            add(buf, len, "%s%u", i ? "," : "", ports->port[i]);
-        break;
-    case SD_KIND_PORTMAP:
-        for (int i = 0; i < map->n; i++)
-            add(buf, len, "%s%u:%u", i ? "," : "", map->e[i].tcp, map->e[i].rdma);
-        break;
-    case SD_KIND_ADDRMAP:
-        for (int i = 0; i < am->n; i++) {
-            add(buf, len, "%s", i ? "," : "");
-            add_addrmap_entry(buf, len, &am->e[i]);
-        }
-        break;
-    case SD_KIND_HOSTPORT:
-        if (hp->len)
-            sd_addr_format((const struct sockaddr *)&hp->addr, buf, len);
-        break;
-    case SD_KIND_PREFIXES: sd_prefix_list_format(f, buf, len); break;
-    case SD_KIND_PATH: add(buf, len, "%s", *(const char *)f ? (const char *)f : "none"); break;
-    }
-    return buf;
+    sd_settings_add(buf, len, "%c%s", toupper((unsigned char)help[0]), help + 1);
 }
 
 /* ---- --help ---- */
@@ -341,13 +280,13 @@ static void usage_entry(FILE *out, const struct sd_setting *row, enum sd_program
     usage_name(out, row, name_fmt, name);
     fputc('\n', out);
     add_sentence(text, sizeof(text), row->help);
-    add(text, sizeof(text), ". ");
+    sd_settings_add(text, sizeof(text), ". ");
     if (row->kind == SD_KIND_NUMBER)
-        add(text, sizeof(text), "%llu-%llu%s%s, default", (unsigned long long)row->min,
-            (unsigned long long)row->max, row->unit ? " " : "", unit_nouns[row->unit]);
+        sd_settings_add(text, sizeof(text), "%llu-%llu%s%s, default", (unsigned long long)row->min,
+                        (unsigned long long)row->max, row->unit ? " " : "", unit_nouns[row->unit]);
     else
-        add(text, sizeof(text), "Default");
-    add(text, sizeof(text), " %s.", *row->def[prog] ? row->def[prog] : "none");
+        sd_settings_add(text, sizeof(text), "Default");
+    sd_settings_add(text, sizeof(text), " %s.", *row->def[prog] ? row->def[prog] : "none");
     wrap(out, text);
 }
 
@@ -396,16 +335,16 @@ void sd_settings_markdown(FILE *out)
         unsigned progs = row->env_progs | row->flag_progs;
         char line[1024] = "";
 
-        add(line, sizeof(line), "| `%s` | ", row->env);
+        sd_settings_add(line, sizeof(line), "| `%s` | ", row->env);
         add_progs(line, sizeof(line), row->env_progs);
-        add(line, sizeof(line), " | ");
+        sd_settings_add(line, sizeof(line), " | ");
         if (row->flag) /* taken by each tool that reads the variable (a unit test checks) */
-            add(line, sizeof(line), "`--%s`", row->flag);
-        add(line, sizeof(line), " | ");
+            sd_settings_add(line, sizeof(line), "`--%s`", row->flag);
+        sd_settings_add(line, sizeof(line), " | ");
         add_values(line, sizeof(line), row, &md);
-        add(line, sizeof(line), " | ");
+        sd_settings_add(line, sizeof(line), " | ");
         add_defaults(line, sizeof(line), row, progs, &md);
-        add(line, sizeof(line), " | %s |", row->brief ? row->brief : row->help);
+        sd_settings_add(line, sizeof(line), " | %s |", row->brief ? row->brief : row->help);
         fprintf(out, "%s\n", line);
     }
 }
@@ -420,18 +359,19 @@ void sd_settings_conf(FILE *out)
         char text[2048] = "", key[64];
         int first;
 
-        add(text, sizeof(text), "%s (", sd_settings_key((enum sd_setting_id)id, key, sizeof(key)));
+        sd_settings_key((enum sd_setting_id)id, key, sizeof(key));
+        sd_settings_add(text, sizeof(text), "%s (", key);
         add_progs(text, sizeof(text), progs);
-        add(text, sizeof(text), "; %s", row->env);
+        sd_settings_add(text, sizeof(text), "; %s", row->env);
         if (row->flag)
-            add(text, sizeof(text), ", --%s", row->flag);
-        add(text, sizeof(text), "): ");
+            sd_settings_add(text, sizeof(text), ", --%s", row->flag);
+        sd_settings_add(text, sizeof(text), "): ");
         add_sentence(text, sizeof(text), row->help);
-        add(text, sizeof(text), ". ");
+        sd_settings_add(text, sizeof(text), ". ");
         add_values(text, sizeof(text), row, &plain);
-        add(text, sizeof(text), "; default ");
+        sd_settings_add(text, sizeof(text), "; default ");
         first = add_defaults(text, sizeof(text), row, progs, &plain);
-        add(text, sizeof(text), ".");
+        sd_settings_add(text, sizeof(text), ".");
         fprintf(out, "\n");
         wrap_after(out, "# ", text);
         fprintf(out, "#%s =%s%s\n", key, *row->def[first] ? " " : "", row->def[first]);
@@ -458,7 +398,7 @@ static void man_entry(FILE *out, const struct sd_setting *row, unsigned progs, c
     char values[512] = "", help[1024] = "";
 
     add_values(values, sizeof(values), row, &man);
-    add(values, sizeof(values), "; default ");
+    sd_settings_add(values, sizeof(values), "; default ");
     add_defaults(values, sizeof(values), row, progs, &man);
     add_sentence(help, sizeof(help), row->help);
     fprintf(out, ".TP\n%s\n", head);
