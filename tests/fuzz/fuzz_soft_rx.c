@@ -6,10 +6,10 @@
  * fuzzed DDP/RDMAP header and payload bytes inside valid MPA framing (length, pad,
  * CRC; the CRC sometimes wrong on purpose), tagged ones optionally aimed at the
  * region's STag, and raw unframed bytes now and then; some inputs grow every framed
- * FPDU past 16 KiB, the size soft-iWARP reads straight into place. The provider is
- * progressed and its completions polled after each. Checked: no crash, hang or
- * sanitizer report; every completion names a posted receive or the connection's end,
- * and nothing completes after CONN_LOST.
+ * FPDU past 16 KiB, as loopback's MSS makes them. The provider is progressed and its
+ * completions polled after each. Checked: no crash, hang or sanitizer report; every
+ * completion names a posted receive or the connection's end, and nothing completes
+ * after CONN_LOST.
  * fuzz-sources: common/log.c common/sd_libc.c common/sd_fsm.c common/sd_clock.c common/sd_addr.c
  * fuzz-sources: common/sd_num.c transport/provider.c transport/sd_irdord.c
  * fuzz-sources: transport/soft/soft_*.c */
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FZ_RECVS  8
 #define FZ_REGION 65536
-#define FZ_BULK   16384 /* a framed ULPDU grown to at least this: soft-iWARP's bulk reads */
+#define FZ_LARGE  16384 /* a framed ULPDU grown to at least this: a loopback-sized FPDU */
 
 struct fz {
     const uint8_t *p;
@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static uint8_t region[FZ_REGION];
     static int quiet;
     struct fz f = { data, size };
-    static uint8_t ulpdu[FZ_BULK + 2048 * 8], out[sizeof(ulpdu) + 12];
+    static uint8_t ulpdu[FZ_LARGE + 2048 * 8], out[sizeof(ulpdu) + 12];
     uint8_t flags = take8(&f);
     int sv[2], crc = flags & 1, lost = 0, steps = 0;
     struct sd_qp *qp;
@@ -133,7 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 sd_iw_put64(ulpdu + 6, mr.addr + (uint64_t)(kind >> 3) * 256);
             }
             if (flags & 16) { /* the input's bytes repeated to a large payload */
-                size_t big = FZ_BULK + len * 8;
+                size_t big = FZ_LARGE + len * 8;
 
                 for (size_t i = len; i < big; i++)
                     ulpdu[i] = len ? ulpdu[i % len] : (uint8_t)i;

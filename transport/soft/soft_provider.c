@@ -200,9 +200,6 @@ static void soft_destroy(struct sd_qp *qp)
     while (qp->state != SD_SOFT_QP_CLOSED &&
            recv(qp->fd, qp->rx.buf, SD_SOFT_RX_BUF, MSG_DONTWAIT) > 0)
         ;
-    sd_debug("soft-iWARP: connection closed: %llu payload bytes received, %llu of them "
-             "copied out of the stream buffer", (unsigned long long)qp->rx.placed,
-             (unsigned long long)qp->rx.staged);
     free(qp->tail);
     close(qp->fd);
     sd_soft_ring_free(&qp->sq);

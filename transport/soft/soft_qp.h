@@ -15,18 +15,6 @@
 #define SD_SOFT_MAX_SGE   8           /* per Send */
 #define SD_SOFT_TX_SLOTS  128         /* FPDUs staged for one sendmsg */
 #define SD_SOFT_RX_BUF    (256 * 1024)
-#define SD_SOFT_DIRECT_RX 4096        /* payload left at least this: recv straight into place */
-/* Payloads of at least SD_SOFT_BULK_RX (loopback's MSS makes FPDUs that large, a
- * 9000-byte MTU does not) are read straight into place even when the stream holds
- * more behind them: one read per FPDU costs less than copying 16 KiB. While they
- * stream, and for SD_SOFT_BULK_KEEP FPDUs after the last of them (the small messages
- * between two channel I/Os), a read into buf ends SD_SOFT_RX_LOOKAHEAD bytes past the
- * current FPDU (room for its pad and CRC and the next MPA length and DDP/RDMAP header,
- * a Read Request's at most), so that no large payload lands in buf before its header
- * is checked. Otherwise a read takes as many FPDUs as buf holds. */
-#define SD_SOFT_BULK_RX      16384
-#define SD_SOFT_BULK_KEEP    8
-#define SD_SOFT_RX_LOOKAHEAD 64
 #define SD_SOFT_MIN_FPDU  256         /* floor for the MSS-derived FPDU size */
 
 /* ---- growable FIFO of fixed-size elements (soft_ring.c) ---- */
@@ -126,8 +114,6 @@ struct sd_soft_rx {
     uint32_t ulpdu_len, hdr_len, payload_len, payload_done, trailer_len;
     uint32_t crc;             /* CRC state over the current FPDU */
     uint8_t *dst;             /* where the payload goes */
-    unsigned bulk;            /* FPDUs to go with reads stopping at the lookahead */
-    uint64_t placed, staged;  /* payload bytes placed; of them, copied out of buf */
     struct sd_iw_hdr hdr;
     uint8_t raw[MPA_LEN_SIZE + RDMAP_TERM_MAX_LEN];   /* the FPDU's header bytes */
     uint32_t msn[RDMAP_QN_COUNT];  /* expected MSN per untagged queue (RFC 5041 5.1) */

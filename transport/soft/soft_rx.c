@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* transport/soft/soft_rx.c — receive side: posting receives, parsing the byte stream
  * into FPDUs (split or coalesced, RFC 5044 4), checking every DDP/RDMAP header before
- * a byte is placed (RFC 5041 5, RFC 5040 5-6), placing payload straight into posted
- * receives, registered memory or Read sinks, queueing inbound Read Requests, and
- * answering violations with a Terminate. */
+ * a byte is placed (RFC 5041 5, RFC 5040 5-6), copying payload out of the stream buffer
+ * into posted receives, registered memory or Read sinks, queueing inbound Read Requests,
+ * and answering violations with a Terminate. */
 #include "soft_qp.h"
 #include "log.h"
 
@@ -253,15 +253,6 @@ static void rx_commit(struct sd_qp *qp)
     }
 }
 
-/* Takes n payload bytes now at rx->dst + payload_done (already copied there). */
-static void rx_payload_took(struct sd_qp *qp, const uint8_t *p, size_t n)
-{
-    if (qp->crc)
-        qp->rx.crc = sd_crc32c_update(qp->rx.crc, p, n);
-    qp->rx.payload_done += (uint32_t)n;
-    qp->rx.placed += n;
-}
-
 /* Parses what the buffer holds; stops when it needs more bytes or the connection
  * failed. */
 static void rx_parse(struct sd_qp *qp)
@@ -296,10 +287,6 @@ static void rx_parse(struct sd_qp *qp)
                 break;
             if (rx->hdr.opcode == RDMAP_TERMINATE)
                 rx->dst = rx->raw + MPA_LEN_SIZE + rx->hdr_len;   /* kept for the commit */
-            if (rx->dst && rx->payload_len >= SD_SOFT_BULK_RX)
-                rx->bulk = SD_SOFT_BULK_KEEP;
-            else if (rx->bulk)
-                rx->bulk--;
             qp->tx_gated = 0;     /* the peer's first FPDU opens our transmit side */
             rx->state = SD_SOFT_RX_PAYLOAD;
         } else if (rx->state == SD_SOFT_RX_PAYLOAD) {
@@ -307,11 +294,11 @@ static void rx_parse(struct sd_qp *qp)
             if (n > avail)
                 n = avail;
             if (n) {
-                uint8_t *to = rx->dst + rx->payload_done;
-                memcpy(to, p, n);
+                memcpy(rx->dst + rx->payload_done, p, n);
+                if (qp->crc)
+                    rx->crc = sd_crc32c_update(rx->crc, p, n);
                 rx->start += n;
-                rx->staged += n;
-                rx_payload_took(qp, to, n);
+                rx->payload_done += (uint32_t)n;
             }
             if (rx->payload_done < rx->payload_len)
                 break;
@@ -339,30 +326,10 @@ static void rx_parse(struct sd_qp *qp)
         rx->start = rx->end = 0;
 }
 
-/* Room the next read may fill in buf after the placed payload bytes it puts straight
- * into place: all of buf's, or while large payloads stream (rx->bulk) up to
- * SD_SOFT_RX_LOOKAHEAD bytes past the current FPDU. The parser has taken what it could:
- * in the payload none of it is buffered, in the trailer or a header part may be. */
-static size_t rx_room(const struct sd_soft_rx *rx, size_t placed)
-{
-    size_t room = SD_SOFT_RX_BUF - rx->end, need = SD_SOFT_RX_LOOKAHEAD;
-
-    if (!rx->bulk)
-        return room;
-    if (rx->state == SD_SOFT_RX_PAYLOAD)
-        need += rx->payload_len - rx->payload_done - placed + rx->trailer_len;
-    else if (rx->state == SD_SOFT_RX_TRAILER)
-        need += rx->trailer_len - (rx->end - rx->start);
-    return need < room ? need : room;
-}
-
-/* The next read: a large payload still to come straight into its place and the bytes
- * after it into buf (rx_room), else into buf only. *direct tells which; *asked is the
- * room offered. */
-static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
+/* The next read: as many bytes as buf has room for. *asked is the room offered. */
+static ssize_t rx_read(struct sd_qp *qp, size_t *asked)
 {
     struct sd_soft_rx *rx = &qp->rx;
-    size_t want = rx->payload_len - rx->payload_done;
 
     if (rx->start == rx->end) {
         rx->start = rx->end = 0;
@@ -371,16 +338,7 @@ static ssize_t rx_read(struct sd_qp *qp, int *direct, size_t *asked)
         rx->end -= rx->start;
         rx->start = 0;
     }
-    *direct = sd_soft_qp_up(qp) && rx->state == SD_SOFT_RX_PAYLOAD && rx->start == rx->end &&
-              rx->dst && want >= SD_SOFT_DIRECT_RX;
-    if (*direct) {
-        struct iovec iov[2] = { { rx->dst + rx->payload_done, want },
-                                { rx->buf, rx_room(rx, want) } };
-
-        *asked = want + iov[1].iov_len;
-        return recvmsg(qp->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 }, MSG_DONTWAIT);
-    }
-    *asked = rx_room(rx, 0);
+    *asked = SD_SOFT_RX_BUF - rx->end;
     return recv(qp->fd, rx->buf + rx->end, *asked, MSG_DONTWAIT);
 }
 
@@ -417,9 +375,8 @@ void sd_soft_rx_progress(struct sd_qp *qp)
             qp->rx.start = qp->rx.end = 0;   /* after a failure input is discarded */
         if (!budget || qp->rx_drained)
             return;
-        int direct;
         size_t asked;
-        ssize_t n = rx_read(qp, &direct, &asked);
+        ssize_t n = rx_read(qp, &asked);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -435,15 +392,7 @@ void sd_soft_rx_progress(struct sd_qp *qp)
             return;
         }
         budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
-        if (direct) {
-            size_t want = qp->rx.payload_len - qp->rx.payload_done;
-            size_t placed = (size_t)n < want ? (size_t)n : want;
-
-            rx_payload_took(qp, qp->rx.dst + qp->rx.payload_done, placed);
-            qp->rx.end += (size_t)n - placed;   /* the lookahead, from buf's start */
-        } else {
-            qp->rx.end += (size_t)n;
-        }
+        qp->rx.end += (size_t)n;
         if ((size_t)n < asked)
             qp->rx_drained = 1; /* the socket had no more: parse, and no recv for EAGAIN */
     }
