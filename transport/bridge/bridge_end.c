@@ -97,7 +97,7 @@ static void bridge_end_cb(void *ctx, uint64_t now)
         sd_loop_poll_hold(b->loop, -1);
     /* An orderly end's last, best effort. */
     if (b->end_err == 0 && bridge_outq_len(&b->out.queue) > 0)
-        (void)bridge_outq_write(&b->out.queue, b->fd, bridge_out_splice(b), b->out.bytes);
+        (void)bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);
     smbd_bridge_get_stats(b, &st);
     st.reason = b->end_reason;
     bridge_chan_free(b->chan); /* deregisters through the link's engine: before it goes */

@@ -92,7 +92,8 @@ enum bridge_deliver {
 };
 
 /* How the channel's large buffers go into the stream, chosen once at start
- * (bridge_out_choose; bridge_to_stream.c has one function for each). */
+ * (bridge_out_choose; bridge_to_stream.c has one function for each): the splice state's
+ * on, which only a kernel refusing a splice turns off, for good (bridge_out_way). */
 enum bridge_out_way {
     BRIDGE_OUT_BY_COPY,      /* written from where they lie, what the socket does not take
                                 queued in them (adopted), not copied */
@@ -110,8 +111,7 @@ struct bridge_out {
     struct bridge_buf whole;  /* a delivered message the channel wants whole, so far */
     uint64_t bytes;           /* written to the stream */
     uint64_t adopted;         /* of them, queued in the buffer they arrived in (not copied) */
-    enum bridge_out_way way;
-    struct bridge_splice splice; /* on while the way is by reference */
+    struct bridge_splice splice; /* on: the way is by reference */
 };
 
 /* Stream -> link (bridge_from_stream.c). */
@@ -209,10 +209,10 @@ static inline int bridge_stream_held(const struct smbd_bridge *b)
 /* At start: the stream's way (by reference when splice_reads and the stream takes spliced
  * pages, bridge_splice_init), logged once. */
 void bridge_out_choose(struct smbd_bridge *b, int splice_reads);
-/* The splice state for bridge_outq_write while the way is by reference, else NULL. */
-static inline struct bridge_splice *bridge_out_splice(struct smbd_bridge *b)
+/* The stream's way now. */
+static inline enum bridge_out_way bridge_out_way(const struct smbd_bridge *b)
 {
-    return b->out.way == BRIDGE_OUT_BY_REFERENCE ? &b->out.splice : NULL;
+    return b->out.splice.on ? BRIDGE_OUT_BY_REFERENCE : BRIDGE_OUT_BY_COPY;
 }
 
 /* Writes the stream queue; the socket is full (out.blocked) when bytes remain. */

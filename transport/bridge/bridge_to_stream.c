@@ -38,8 +38,8 @@ static const struct {
 void bridge_out_choose(struct smbd_bridge *b, int splice_reads)
 {
     bridge_splice_init(&b->out.splice, b->fd, splice_reads);
-    b->out.way = b->out.splice.on ? BRIDGE_OUT_BY_REFERENCE : BRIDGE_OUT_BY_COPY;
-    sd_debug("bridge fd %d: READ data goes into the stream %s", b->fd, ways[b->out.way].name);
+    sd_debug("bridge fd %d: READ data goes into the stream %s", b->fd,
+             ways[bridge_out_way(b)].name);
 }
 
 void bridge_flush(struct smbd_bridge *b)
@@ -47,17 +47,14 @@ void bridge_flush(struct smbd_bridge *b)
     ssize_t n;
 
     bridge_splice_reap(&b->out.splice, b->fd, b->out.bytes);
-    n = bridge_outq_write(&b->out.queue, b->fd, bridge_out_splice(b), b->out.bytes);
-    if (b->out.way == BRIDGE_OUT_BY_REFERENCE && !b->out.splice.on) {
-        /* The kernel refused a splice mid-stream (bridge_splice_out turned the splice
-         * state off and logged why): the stream is by copy from here on, never back. No
-         * byte is lost or reordered: the buffer whose splice failed is still at the
-         * queue's head, adopted, and this same bridge_outq_write went on to write it and
-         * what follows by sendmsg, in queue order, since it splices only while the state
-         * is on; the buffers spliced before stay held until the reader is past them, and
-         * later channel buffers take out_by_copy. */
-        b->out.way = BRIDGE_OUT_BY_COPY;
-    }
+    /* When the kernel refuses a splice mid-stream, bridge_splice_out turns the splice
+     * state off (logging why): the stream is by copy from then on, never back. No byte is
+     * lost or reordered: the buffer whose splice failed is still at the queue's head,
+     * adopted, and this same bridge_outq_write goes on to write it and what follows by
+     * sendmsg, in queue order; a buffer spliced in part before stays held in the splice
+     * state, passed here always, until the reader is past it; later channel buffers take
+     * out_by_copy. */
+    n = bridge_outq_write(&b->out.queue, b->fd, &b->out.splice, b->out.bytes);
     if (n < 0) {
         bridge_fail(b, (int)n, "stream write: %s", strerror((int)-n));
         return;
@@ -169,7 +166,7 @@ static int out_by_reference(struct smbd_bridge *b, const struct iovec *iov, int 
 static int stream_out(struct smbd_bridge *b, const struct iovec *iov, int n, int last,
                       uint8_t *alloc, size_t cap)
 {
-    return ways[b->out.way].put(b, iov, n, last, alloc, cap);
+    return ways[bridge_out_way(b)].put(b, iov, n, last, alloc, cap);
 }
 
 /* The channel's whole messages for the stream (bridge_chan_host.to_stream): written with
