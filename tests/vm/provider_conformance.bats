@@ -25,13 +25,22 @@ setup() {
 # in the source (cmocka's TAP writes a skip as "not ok N # SKIP name"); they are noted, as are the
 # verbs throughput lines the suite prints.
 conformance() {
+    local line
     run env SMBDIRECT_TEST_RDMA_ADDR="$1" CMOCKA_MESSAGE_OUTPUT=TAP \
         timeout 600 "$VM_BUILD/tests/test_provider_conformance"
     echo "$output"
+    # A failure's own lines go to the tier's summary too, which outlives a truncated log:
+    # the failed cases with the message before each, or the run's last lines if it died.
+    if [ "$status" -ne 0 ]; then
+        local why
+        why=$(awk '/^not ok/ && !/# SKIP/ { print p2; print p1; print } { p2 = p1; p1 = $0 }' \
+            <<<"$output")
+        [ -n "$why" ] || why="exit $status; last lines: $(tail -n 3 <<<"$output")"
+        while IFS= read -r line; do vm_note "$2 failed: $line"; done <<<"$why"
+    fi
     [ "$status" -eq 0 ]
     [[ "$output" == *"# ok - provider conformance: verbs"* ]]
     [ "$(grep '^not ok' <<<"$output" | grep -vc '# SKIP')" -eq 0 ]
-    local line
     while IFS= read -r line; do vm_note "$2: ${line#\# }"; done < <(grep -E '^# rdma: ' <<<"$output")
     while IFS= read -r line; do vm_note "$2: skipped ${line##*# SKIP }"; done < <(grep -E '# SKIP' <<<"$output")
 }

@@ -14,9 +14,9 @@
 
 /* The relay's own descriptors: standard input, output and error, the signalfd, the
  * status socket and the clients it serves at once, systemd's notify socket, the
- * backend check, the configuration file a SIGHUP reads, the bridge's splice pipe, the
- * listener (with soft-iWARP its epoll and timer, and the handshakes in progress
- * before their admission). */
+ * backend check, the configuration file a SIGHUP reads, the listener (with
+ * soft-iWARP its epoll and timer, and the handshakes in progress before their
+ * admission). */
 #define FDS_RESERVED 256
 #define FDS_PER_LOOP 2 /* its epoll and its eventfd */
 
