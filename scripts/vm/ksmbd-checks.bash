@@ -109,6 +109,8 @@ ksmbd_check_large_put_get() {
         -c "put $d/put.bin $name; get $name $d/back.bin"
     t1=$(senv_now)
     grep -v ' debug: ' <<<"$output" || true
+    # A failed transfer shows the shim's last debug lines too: what it waited for at the end.
+    [ "$status" -eq 0 ] || { echo "the shim's last debug lines:"; grep ' debug: ' <<<"$output" | tail -n 40; }
     [ "$status" -eq 0 ]
     ksmbd_assert_smb_direct "$via"
     ksmbd_assert_same "$d/put.bin" "$name"
